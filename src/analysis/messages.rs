@@ -1,0 +1,288 @@
+//! The table of every finding code mesh-doctor can emit.
+//!
+//! Istio's codes keep Istio's number, name, level and message template exactly, so a person who
+//! knows `istioctl analyze` recognises them. Our own codes use the `MD` prefix, numbered in families:
+//! 01xx sidecar runtime, 02xx control plane, 03xx bootstrap. A number is never reused.
+//!
+//! Templates use Go's verbs (`%s`, `%v`, `%d`, `%q`) because Istio's do; [`format`] fills them.
+
+use std::fmt;
+
+/// Severity. The order is the order findings are sorted in: errors first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "Error",
+            Level::Warning => "Warning",
+            Level::Info => "Info",
+        }
+    }
+
+    /// True when `self` is at least as severe as `threshold`.
+    pub fn reaches(self, threshold: Level) -> bool {
+        self <= threshold
+    }
+
+    /// Parses a level as istioctl does: case-insensitively.
+    pub fn parse(text: &str) -> Option<Level> {
+        match text.to_ascii_lowercase().as_str() {
+            "error" => Some(Level::Error),
+            "warning" => Some(Level::Warning),
+            "info" => Some(Level::Info),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One kind of finding.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MessageType {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub level: Level,
+    pub template: &'static str,
+    pub description: &'static str,
+}
+
+/// Where the explanation of every code lives (docs/codes/<CODE>.md in this repository).
+pub const DOCS_BASE: &str = "https://github.com/mesh-doctor/mesh-doctor/blob/main/docs/codes";
+
+impl MessageType {
+    pub fn documentation_url(&self) -> String {
+        format!("{DOCS_BASE}/{}.md", self.code)
+    }
+
+    pub fn is_istio(&self) -> bool {
+        self.code.starts_with("IST")
+    }
+}
+
+/// An argument to a message template.
+#[derive(Clone, Debug)]
+pub enum Arg {
+    Str(String),
+    Int(i64),
+    List(Vec<String>),
+}
+
+impl From<&str> for Arg {
+    fn from(value: &str) -> Self {
+        Arg::Str(value.to_string())
+    }
+}
+impl From<String> for Arg {
+    fn from(value: String) -> Self {
+        Arg::Str(value)
+    }
+}
+impl From<&String> for Arg {
+    fn from(value: &String) -> Self {
+        Arg::Str(value.clone())
+    }
+}
+impl From<i64> for Arg {
+    fn from(value: i64) -> Self {
+        Arg::Int(value)
+    }
+}
+impl From<i32> for Arg {
+    fn from(value: i32) -> Self {
+        Arg::Int(value.into())
+    }
+}
+impl From<usize> for Arg {
+    fn from(value: usize) -> Self {
+        Arg::Int(i64::try_from(value).unwrap_or(i64::MAX))
+    }
+}
+impl From<Vec<String>> for Arg {
+    fn from(value: Vec<String>) -> Self {
+        Arg::List(value)
+    }
+}
+
+/// Fills a Go-style template: `%s`/`%v` print the value (a list as `[a b]`), `%d` a number,
+/// `%q` a double-quoted string, `%%` a percent sign.
+pub fn format(template: &str, args: &[Arg]) -> String {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut args = args.iter();
+    let mut chars = template.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some(verb @ ('s' | 'v' | 'd' | 'q')) => match args.next() {
+                Some(arg) => write_arg(&mut out, verb, arg),
+                None => out.push_str("%!"),
+            },
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+fn write_arg(out: &mut String, verb: char, arg: &Arg) {
+    match (verb, arg) {
+        ('q', Arg::Str(s)) => out.push_str(&quote(s)),
+        ('q', Arg::List(items)) => {
+            out.push('[');
+            out.push_str(&items.iter().map(|s| quote(s)).collect::<Vec<_>>().join(" "));
+            out.push(']');
+        }
+        (_, Arg::Str(s)) => out.push_str(s),
+        (_, Arg::Int(n)) => out.push_str(&n.to_string()),
+        (_, Arg::List(items)) => {
+            out.push('[');
+            out.push_str(&items.join(" "));
+            out.push(']');
+        }
+    }
+}
+
+/// A Go `%q` rendering: JSON string escaping is the same for the characters that matter here.
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+macro_rules! messages {
+    ($( $ident:ident = $code:literal, $name:literal, $level:ident, $template:literal, $description:literal; )*) => {
+        $(
+            pub const $ident: &MessageType = &MessageType {
+                code: $code,
+                name: $name,
+                level: Level::$level,
+                template: $template,
+                description: $description,
+            };
+        )*
+        /// Every code mesh-doctor can emit, in code order.
+        pub const ALL: &[&MessageType] = &[$($ident),*];
+    };
+}
+
+messages! {
+    IST0102 = "IST0102", "NamespaceNotInjected", Info,
+        "The namespace is not enabled for Istio injection. Run 'kubectl label namespace %s istio-injection=enabled' to enable it, or 'kubectl label namespace %s istio-injection=disabled' to explicitly mark it as not needing injection.",
+        "A namespace is not enabled for Istio injection.";
+    IST0103 = "IST0103", "PodMissingProxy", Warning,
+        "The pod %s is missing the Istio proxy. This can often be resolved by restarting or redeploying the workload.",
+        "A pod is missing the Istio proxy.";
+    IST0118 = "IST0118", "PortNameIsNotUnderNamingConvention", Info,
+        "Port name %s (port: %d, targetPort: %s) doesn't follow the naming convention of Istio port.",
+        "Port name is not under naming convention. Protocol detection is applied to the port.";
+    IST0123 = "IST0123", "NamespaceMultipleInjectionLabels", Warning,
+        "The namespace has more than one type of injection labels %v, which may lead to undefined behavior. Make sure only one injection label exists.",
+        "A namespace has more than one type of injection labels";
+    IST0148 = "IST0148", "NamespaceInjectionEnabledByDefault", Info,
+        "is enabled for Istio injection, as Istio is installed with enableNamespacesByDefault as true.",
+        "user namespace should be injectable if Istio is installed with enableNamespacesByDefault enabled and neither injection label is set.";
+    IST0150 = "IST0150", "ExternalNameServiceTypeInvalidPortName", Warning,
+        "Port name for ExternalName service is invalid. Proxy may prevent tcp named ports and unmatched traffic for ports serving TCP protocol from being forwarded correctly",
+        "Proxy may prevent tcp named ports and unmatched traffic for ports serving TCP protocol from being forwarded correctly for ExternalName services.";
+    IST0158 = "IST0158", "PodsIstioProxyImageMismatchInNamespace", Warning,
+        "The Istio proxy images of the pods running in the namespace do not match the image defined in the injection configuration (pod names: %v). This often happens after upgrading the Istio control-plane and can be fixed by redeploying the pods.",
+        "The Istio proxy image of the pods running in the namespace do not match the image defined in the injection configuration.";
+
+    MD0101 = "MD0101", "SidecarBootstrapCrash", Error,
+        "The istio-proxy container of pod %s cannot start: %s",
+        "Envoy rejects the bootstrap pilot-agent wrote, so the sidecar crashes at start (CrashLoopBackOff).";
+    MD0102 = "MD0102", "SidecarWaitingForControlPlane", Error,
+        "The sidecar of pod %s is running but has no configuration from istiod: %s",
+        "Envoy started but never received its configuration over xDS, so the pod never becomes ready.";
+    MD0103 = "MD0103", "WorkloadWillNotBeInjected", Warning,
+        "%s %s asks for sidecar injection (%s) but no injection webhook matches it: its pods will start without the Istio proxy.",
+        "A workload or pod template in an injected namespace matches no MutatingWebhookConfiguration, so the proxy will be missing.";
+    MD0104 = "MD0104", "ProxyConfigRejected", Warning,
+        "The proxy of pod %s rejected configuration from istiod (%s).",
+        "Envoy refused an xDS update; it keeps running on the last configuration it accepted.";
+    MD0105 = "MD0105", "ProxyCertificateExpiring", Warning,
+        "The workload certificate of pod %s %s.",
+        "The proxy's mTLS certificate has expired or expires soon, which usually means it cannot reach the CA on istiod.";
+    MD0106 = "MD0106", "ApplicationNotReady", Warning,
+        "The proxy of pod %s is LIVE but container(s) %v are not ready: the problem is in the application, not the mesh.",
+        "The sidecar works; an application container is failing its own readiness probe.";
+    MD0107 = "MD0107", "ProxyUnreachable", Warning,
+        "The proxy of pod %s could not be probed: %s",
+        "mesh-doctor could not reach the Envoy admin port (timeout, refused, or port-forward denied).";
+    MD0201 = "MD0201", "ControlPlaneNotHighlyAvailable", Warning,
+        "%s",
+        "An injection webhook with failurePolicy Fail depends on an istiod with fewer than 2 replicas or no PodDisruptionBudget.";
+    MD0202 = "MD0202", "InjectionWebhookServiceUnavailable", Error,
+        "%s",
+        "The Service an injection webhook calls has no ready endpoints, so pods in injected namespaces cannot be created.";
+    MD0203 = "MD0203", "PodCreationBlockedByInjectionWebhook", Error,
+        "%s",
+        "FailedCreate events show that the injection webhook is rejecting pod creation.";
+    MD0204 = "MD0204", "RevisionNotServed", Warning,
+        "%s",
+        "A namespace or pod asks for an Istio revision that no injection webhook serves.";
+    MD0205 = "MD0205", "ClusterIdCollision", Error,
+        "%s",
+        "Two clusters share a CLUSTER_ID, so istiod mixes their endpoints up.";
+}
+
+/// Looks a code up (case-insensitively), e.g. for `--suppress`.
+pub fn lookup(code: &str) -> Option<&'static MessageType> {
+    ALL.iter()
+        .copied()
+        .find(|m| m.code.eq_ignore_ascii_case(code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_go_verbs() {
+        let text = format(
+            IST0118.template,
+            &["foo".into(), 8080i64.into(), "http".into()],
+        );
+        assert_eq!(
+            text,
+            "Port name foo (port: 8080, targetPort: http) doesn't follow the naming convention of Istio port."
+        );
+        assert_eq!(
+            format(
+                "labels %v and %q",
+                &[
+                    vec!["a=b".to_string(), "c=d".to_string()].into(),
+                    "x".into()
+                ]
+            ),
+            "labels [a=b c=d] and \"x\""
+        );
+    }
+
+    #[test]
+    fn codes_are_unique_and_sorted() {
+        for pair in ALL.windows(2) {
+            assert!(
+                pair[0].code < pair[1].code,
+                "{} before {}",
+                pair[0].code,
+                pair[1].code
+            );
+        }
+    }
+}

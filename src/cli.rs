@@ -1,0 +1,152 @@
+//! The command line: clap definitions and kubectl-style global flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::render::style::ColorChoice;
+
+const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
+
+const AFTER_HELP: &str = "\
+Examples:
+  # Why is this pod not meshed, crashing, or stuck at 1/2?
+  kubectl mesh-doctor pod web-7d4b9 -n shop
+
+  # istioctl-analyze-style findings for rendered manifests in CI (exit 79 on findings)
+  kubectl mesh-doctor analyze -f k8s/ -R
+
+  # the same for a live namespace, or for every namespace
+  kubectl mesh-doctor analyze -n shop
+  kubectl mesh-doctor analyze -A
+
+  # every code mesh-doctor can report
+  kubectl mesh-doctor codes
+
+Exit codes:
+  0   nothing at or above the failure threshold
+  79  findings at or above the failure threshold (with every -o format)
+  64  usage error
+  65  an input file cannot be read or parsed
+  69  cluster unreachable, or nothing could be read from it
+  1   anything unexpected";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl mesh-doctor",
+    bin_name = "kubectl mesh-doctor",
+    version,
+    about = ABOUT,
+    after_help = AFTER_HELP,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Istio-analyze-style findings for a live namespace or for manifest files
+    Analyze(crate::commands::analyze::AnalyzeArgs),
+    /// List every finding code mesh-doctor can report
+    Codes(crate::commands::codes::CodesArgs),
+}
+
+/// Flags every command understands, named as kubectl names them (kubectl does not pass its own
+/// flags to plugins, so the plugin reads them itself).
+#[derive(Debug, Args, Clone)]
+pub struct GlobalArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use (repeat it with `analyze` to check several clusters)
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Vec<String>,
+
+    /// The kubeconfig cluster to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+
+    /// The kubeconfig user to use
+    #[arg(long, global = true, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// Namespace scope (default: the context's namespace)
+    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Username to impersonate
+    #[arg(long = "as", global = true, value_name = "USER")]
+    pub as_user: Option<String>,
+
+    /// Group to impersonate (repeatable)
+    #[arg(long = "as-group", global = true, value_name = "GROUP")]
+    pub as_group: Vec<String>,
+
+    /// How long to wait for each API request, e.g. 5s, 1m (0 = the default of 30s)
+    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration, default_value = "0")]
+    pub request_timeout: Duration,
+
+    /// When to use colors
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Log what mesh-doctor does to stderr (-v, -vv)
+    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Parses kubectl's duration syntax: a number with a unit (`500ms`, `5s`, `2m`, `1h`), or a
+/// bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}: use e.g. 500ms, 5s, 2m or 1h"))?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => {
+            return Err(format!(
+                "invalid duration {text:?}: use e.g. 500ms, 5s, 2m or 1h"
+            ));
+        }
+    };
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(format!("invalid duration {text:?}"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
+        assert!(parse_duration("5x").is_err());
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand: flags, then a `run` that gathers, analyses and renders.
+
+pub mod analyze;
+pub mod codes;

@@ -1,0 +1,24 @@
+//! The documented exit codes, in one place. `docs/exit-codes.md` and `--help` repeat this table.
+
+/// Nothing reached the failure threshold.
+pub const OK: u8 = 0;
+/// Anything unexpected (a bug, an I/O failure writing output).
+pub const UNEXPECTED: u8 = 1;
+/// The command line could not be understood.
+pub const USAGE: u8 = 64;
+/// An input file could not be read, parsed, or is not what was expected.
+pub const DATA: u8 = 65;
+/// The cluster could not be reached, or nothing could be read from it (access denied).
+pub const UNAVAILABLE: u8 = 69;
+/// Findings at or above the failure threshold (the same code istioctl analyze uses, whatever `-o` is).
+pub const FINDINGS: u8 = 79;
+
+/// The text shown at the end of every command's `--help`.
+pub const HELP_TABLE: &str = "\
+Exit codes:
+  0   nothing at or above the failure threshold
+  79  findings at or above the failure threshold (with every -o format)
+  64  usage error
+  65  an input file cannot be read or parsed
+  69  cluster unreachable, or nothing could be read from it
+  1   anything unexpected";

@@ -1,0 +1,68 @@
+//! `kubectl-mesh_doctor`: parse, run, map errors to exit codes.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use mesh_doctor::cli::{Cli, Command};
+use mesh_doctor::render::style::{Stream, Styles};
+use mesh_doctor::{commands, exit};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    init_logging(cli.global.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::UNEXPECTED);
+        }
+    };
+    let global = cli.global.clone();
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Analyze(args) => commands::analyze::run(args, &global).await,
+            Command::Codes(args) => commands::codes::run(args),
+        }
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            let styles = Styles::new(cli.global.color.enabled(Stream::Stderr));
+            eprintln!("{} {e}", styles.paint(styles.error, "error:"));
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("MESH_DOCTOR_LOG").unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new(format!(
+                "mesh_doctor={level},kubectl_mesh_doctor={level}"
+            ))
+        });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -1,0 +1,6 @@
+//! Istio knowledge, pure: no I/O.
+
+pub mod injection;
+pub mod protocol;
+pub mod selector;
+pub mod sidecar;

@@ -1,0 +1,5 @@
+//! Rendering results for people (colored text, tables) and for machines (JSON, YAML, SARIF).
+
+pub mod findings;
+pub mod style;
+pub mod yaml;

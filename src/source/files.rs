@@ -1,0 +1,432 @@
+//! The file source: manifests (YAML or JSON, multi-document, `kind: List`) from files,
+//! directories (with `-R`, recursively) and standard input, turned into a [`Snapshot`].
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
+use crate::source::yaml::{self, Document, LineTree};
+
+/// How to read files.
+#[derive(Clone, Debug, Default)]
+pub struct FileOptions {
+    /// Descend into subdirectories of directory arguments.
+    pub recursive: bool,
+    /// The namespace given to namespaced objects that have none (kubectl's `-n`); `None` leaves
+    /// them without one.
+    pub default_namespace: Option<String>,
+}
+
+/// What was read, for `-v` and for the "no issues" line.
+#[derive(Debug, Default)]
+pub struct LoadStats {
+    pub files: Vec<String>,
+    pub documents: usize,
+    pub ignored_kinds: usize,
+}
+
+/// Every file an argument names: the file itself, or the manifests in a directory.
+pub fn expand_paths(args: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for arg in args {
+        if arg.as_os_str() == "-" {
+            out.push(arg.clone());
+            continue;
+        }
+        let meta = std::fs::metadata(arg).map_err(|source| Error::ReadInput {
+            path: arg.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            walk(arg, recursive, &mut out)?;
+        } else {
+            out.push(arg.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+    let read = |source| Error::ReadInput {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .map_err(read)?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            if recursive {
+                walk(&path, recursive, out)?;
+            }
+        } else if is_manifest(&path) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn is_manifest(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+/// Reads every path into one snapshot. All parse problems are collected, so one run names them all.
+pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadStats), Vec<Error>> {
+    let paths = expand_paths(args, options.recursive).map_err(|e| vec![e])?;
+    let mut snapshot = Snapshot::default();
+    let mut stats = LoadStats::default();
+    let mut errors = Vec::new();
+    for path in &paths {
+        let (name, text) = match read_text(path) {
+            Ok(read) => read,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let is_json = path.extension().is_some_and(|e| e == "json");
+        let file: Arc<str> = Arc::from(name.as_str());
+        match load_text(&text, file, is_json, options, &mut snapshot, &mut stats) {
+            Ok(()) => stats.files.push(name),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() {
+        Ok((snapshot, stats))
+    } else {
+        Err(errors)
+    }
+}
+
+fn read_text(path: &Path) -> Result<(String, String)> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|source| Error::ReadInput {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        return Ok(("stdin".to_string(), text));
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| Error::ReadInput {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok((path.display().to_string(), text))
+}
+
+/// Parses one file's text into `snapshot`.
+pub fn load_text(
+    text: &str,
+    file: Arc<str>,
+    is_json: bool,
+    options: &FileOptions,
+    snapshot: &mut Snapshot,
+    stats: &mut LoadStats,
+) -> Result<(), Vec<Error>> {
+    let parsed = if is_json {
+        yaml::parse_json(text)
+    } else {
+        yaml::parse_stream(text)
+    };
+    let documents = parsed.map_err(|e| {
+        vec![Error::Parse {
+            location: format!("{file}:{}:{}", e.line, e.column),
+            message: e.message,
+        }]
+    })?;
+    let mut errors = Vec::new();
+    for doc in documents {
+        stats.documents += 1;
+        let Document {
+            value,
+            lines,
+            start_line,
+        } = doc;
+        let line = (!is_json).then_some(start_line);
+        if let Err(e) = add_object(value, lines, line, &file, options, snapshot, stats) {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn add_object(
+    mut value: Value,
+    lines: LineTree,
+    line: Option<u32>,
+    file: &Arc<str>,
+    options: &FileOptions,
+    snapshot: &mut Snapshot,
+    stats: &mut LoadStats,
+) -> Result<()> {
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if value.get("items").is_some_and(Value::is_array) && (kind == "List" || kind.ends_with("List"))
+    {
+        let Some(Value::Array(items)) = value.get_mut("items").map(Value::take) else {
+            return Ok(());
+        };
+        for (i, item) in items.into_iter().enumerate() {
+            let item_lines = lines
+                .key("items")
+                .and_then(|t| t.index(i))
+                .cloned()
+                .unwrap_or_default();
+            let item_line = line.map(|_| item_lines.line);
+            add_object(item, item_lines, item_line, file, options, snapshot, stats)?;
+        }
+        return Ok(());
+    }
+    if !value.is_object() {
+        return Err(Error::Parse {
+            location: location(file, line),
+            message: "the document is not a Kubernetes object (expected a mapping with kind and metadata)".into(),
+        });
+    }
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let namespaced = !matches!(kind.as_str(), "Namespace" | "MutatingWebhookConfiguration");
+    if namespaced {
+        default_namespace(&mut value, options.default_namespace.as_deref());
+    }
+    let ns_of = |v: &Value| -> Option<String> {
+        let meta = v.get("metadata")?;
+        if kind == "Namespace" {
+            meta.get("name")?.as_str().map(str::to_string)
+        } else {
+            meta.get("namespace")?.as_str().map(str::to_string)
+        }
+    };
+    if ns_of(&value).is_some_and(|ns| SYSTEM_NAMESPACES.contains(&ns.as_str())) {
+        return Ok(());
+    }
+    let origin = Origin {
+        file: Some(file.clone()),
+        line,
+        lines: Some(lines),
+        cluster: None,
+    };
+    let at = location(file, line);
+    match kind.as_str() {
+        "Namespace" if api_version == "v1" => snapshot.namespaces.push(typed(value, origin, &at)?),
+        "Pod" if api_version == "v1" => snapshot.pods.push(typed(value, origin, &at)?),
+        "Service" if api_version == "v1" => snapshot.services.push(typed(value, origin, &at)?),
+        "ConfigMap" if api_version == "v1" => {
+            let cm: Located<k8s_openapi::api::core::v1::ConfigMap> = typed(value, origin, &at)?;
+            if let Some(mesh) = mesh_config_of(&cm.object) {
+                snapshot.mesh_config = Some(mesh);
+            }
+            snapshot.config_maps.push(cm);
+        }
+        "Event" if api_version == "v1" => snapshot.events.push(typed(value, origin, &at)?),
+        "MutatingWebhookConfiguration" => snapshot.webhooks.push(typed(value, origin, &at)?),
+        "PodDisruptionBudget" if api_version == "policy/v1" => snapshot
+            .pod_disruption_budgets
+            .push(typed(value, origin, &at)?),
+        "EndpointSlice" if api_version == "discovery.k8s.io/v1" => {
+            snapshot.endpoint_slices.push(typed(value, origin, &at)?)
+        }
+        "NetworkPolicy" if api_version == "networking.k8s.io/v1" => {
+            snapshot.network_policies.push(typed(value, origin, &at)?)
+        }
+        "ProxyConfig" if api_version.starts_with("networking.istio.io/") => {
+            snapshot.proxy_configs.push(Located {
+                object: value,
+                origin,
+            })
+        }
+        "MeshConfig" => snapshot.mesh_config = Some(value),
+        other => match WorkloadKind::parse(other) {
+            Some(kind) if api_version.starts_with("apps/") || api_version.starts_with("batch/") => {
+                let object = workload(kind, value).map_err(|message| Error::Parse {
+                    location: at.clone(),
+                    message,
+                })?;
+                snapshot.workloads.push(Located { object, origin });
+            }
+            _ => stats.ignored_kinds += 1,
+        },
+    }
+    Ok(())
+}
+
+fn location(file: &str, line: Option<u32>) -> String {
+    match line {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_string(),
+    }
+}
+
+fn default_namespace(value: &mut Value, namespace: Option<&str>) {
+    let Some(namespace) = namespace else { return };
+    let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let missing = meta
+        .get("namespace")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    if missing {
+        meta.insert("namespace".into(), Value::String(namespace.to_string()));
+    }
+}
+
+fn typed<T: DeserializeOwned>(value: Value, origin: Origin, at: &str) -> Result<Located<T>> {
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("object")
+        .to_string();
+    serde_json::from_value(value)
+        .map(|object| Located { object, origin })
+        .map_err(|e| Error::Parse {
+            location: at.to_string(),
+            message: format!("invalid {kind}: {e}"),
+        })
+}
+
+/// Reads a workload leniently: only metadata, replicas, selector and the pod template matter,
+/// so a manifest that a newer API version extended still loads.
+fn workload(kind: WorkloadKind, value: Value) -> Result<Workload, String> {
+    let spec = value.get("spec").cloned().unwrap_or(Value::Null);
+    let template_spec = if kind == WorkloadKind::CronJob {
+        spec.pointer("/jobTemplate/spec")
+            .cloned()
+            .unwrap_or(Value::Null)
+    } else {
+        spec.clone()
+    };
+    let metadata: ObjectMeta =
+        serde_json::from_value(value.get("metadata").cloned().unwrap_or_default())
+            .map_err(|e| format!("invalid {} metadata: {e}", kind.as_str()))?;
+    let template: PodTemplateSpec = match template_spec.get("template") {
+        Some(t) => serde_json::from_value(t.clone())
+            .map_err(|e| format!("invalid {} pod template: {e}", kind.as_str()))?,
+        None => PodTemplateSpec::default(),
+    };
+    let selector: Option<LabelSelector> = match template_spec.get("selector") {
+        Some(s) => serde_json::from_value(s.clone()).ok(),
+        None => None,
+    };
+    let replicas = spec
+        .get("replicas")
+        .and_then(Value::as_i64)
+        .and_then(|r| i32::try_from(r).ok());
+    let owner = metadata
+        .owner_references
+        .as_ref()
+        .and_then(|o| o.first())
+        .map(|o| format!("{} {}", o.kind, o.name));
+    Ok(Workload {
+        kind,
+        metadata,
+        replicas,
+        selector,
+        template,
+        owner,
+    })
+}
+
+/// The `istio` ConfigMap carries the mesh config as YAML under `data.mesh`.
+fn mesh_config_of(cm: &k8s_openapi::api::core::v1::ConfigMap) -> Option<Value> {
+    use crate::snapshot::Object;
+    if cm.name() != "istio" {
+        return None;
+    }
+    let text = cm.data.as_ref()?.get("mesh")?;
+    yaml::parse_stream(text)
+        .ok()?
+        .into_iter()
+        .next()
+        .map(|d| d.value)
+}
+
+/// Reads a mesh config file (`--mesh-config`): YAML of the MeshConfig fields.
+pub fn load_mesh_config(path: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::ReadInput {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let docs = yaml::parse_stream(&text).map_err(|e| Error::Parse {
+        location: format!("{}:{}:{}", path.display(), e.line, e.column),
+        message: e.message,
+    })?;
+    Ok(docs.into_iter().next().map(|d| d.value).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::Object;
+
+    fn load_str(text: &str) -> Result<Snapshot, Vec<Error>> {
+        let mut snapshot = Snapshot::default();
+        let mut stats = LoadStats::default();
+        let options = FileOptions {
+            recursive: false,
+            default_namespace: Some("default".into()),
+        };
+        load_text(
+            text,
+            Arc::from("t.yaml"),
+            false,
+            &options,
+            &mut snapshot,
+            &mut stats,
+        )?;
+        Ok(snapshot)
+    }
+
+    #[test]
+    fn lists_and_workloads() {
+        let snapshot = load_str(
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: shop}\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: web, namespace: shop}\n  spec:\n    replicas: 3\n    template:\n      metadata: {labels: {app: web}}\n      spec:\n        containers: [{name: web, image: nginx}]\n---\napiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: job, image: busybox}]\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+        )
+        .unwrap();
+        assert_eq!(snapshot.namespaces.len(), 1);
+        assert_eq!(snapshot.namespaces[0].origin.line, Some(4));
+        assert_eq!(snapshot.workloads.len(), 2);
+        assert_eq!(snapshot.workloads[0].object.replicas, Some(3));
+        assert_eq!(snapshot.workloads[1].object.namespace(), Some("default"));
+        assert_eq!(snapshot.workloads[1].object.kind(), "CronJob");
+    }
+
+    #[test]
+    fn invalid_objects_name_file_and_line() {
+        let errors = load_str("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: 5\n").unwrap_err();
+        assert_eq!(errors.len(), 1);
+        let text = errors[0].to_string();
+        assert!(text.starts_with("t.yaml:5: invalid Pod"), "{text}");
+    }
+
+    #[test]
+    fn system_namespaces_are_dropped() {
+        let snapshot = load_str("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: kube-system}\nspec: {containers: [{name: a}]}\n").unwrap();
+        assert!(snapshot.pods.is_empty());
+    }
+}

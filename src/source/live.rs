@@ -1,0 +1,478 @@
+//! The live source: reads a cluster with kube-rs into a [`Snapshot`].
+//!
+//! Each kind is listed once for the whole scope (one namespace, or all), with pagination.
+//! A list that RBAC forbids is recorded in `Snapshot::unavailable`, so the analyzers that need it
+//! are skipped and the rest still run. An unreachable server fails fast, within the request timeout.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::CronJob;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde::de::DeserializeOwned;
+
+use crate::cli::GlobalArgs;
+use crate::error::{Error, Result};
+use crate::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
+
+/// The namespace Istio's control plane lives in.
+pub const ISTIO_NAMESPACE: &str = "istio-system";
+const PAGE_SIZE: u32 = 500;
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A connected cluster.
+#[derive(Clone)]
+pub struct Cluster {
+    pub client: Client,
+    /// The kubeconfig context (or "in-cluster").
+    pub name: String,
+    pub server: String,
+    /// The context's namespace (or "default").
+    pub default_namespace: String,
+    pub timeout: Duration,
+}
+
+impl Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("name", &self.name)
+            .field("server", &self.server)
+            .finish()
+    }
+}
+
+/// Builds a client from the kubeconfig (or the in-cluster service account) and kubectl's flags.
+pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Cluster> {
+    let options = KubeConfigOptions {
+        context: context.map(str::to_string),
+        cluster: global.cluster.clone(),
+        user: global.user.clone(),
+    };
+    let config = match &global.kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
+                Error::Usage(format!("cannot read kubeconfig {}: {e}", path.display()))
+            })?;
+            Config::from_custom_kubeconfig(kubeconfig, &options).await
+        }
+        None => match Config::from_kubeconfig(&options).await {
+            Ok(config) => Ok(config),
+            Err(kubeconfig_error)
+                if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() && context.is_none() =>
+            {
+                Config::incluster().map_err(|_| kubeconfig_error)
+            }
+            Err(e) => Err(e),
+        },
+    };
+    let mut config = config.map_err(|e| {
+        Error::Usage(format!(
+            "no usable kubeconfig: {e}. Set KUBECONFIG, pass --kubeconfig, or use -f FILE --use-kube=false to analyse files only"
+        ))
+    })?;
+    let timeout = if global.request_timeout.is_zero() {
+        DEFAULT_TIMEOUT
+    } else {
+        global.request_timeout
+    };
+    config.connect_timeout = Some(timeout);
+    config.read_timeout = Some(timeout);
+    config.write_timeout = Some(timeout);
+    if let Some(user) = &global.as_user {
+        config.auth_info.impersonate = Some(user.clone());
+    }
+    if !global.as_group.is_empty() {
+        config.auth_info.impersonate_groups = Some(global.as_group.clone());
+    }
+    let server = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_string();
+    let default_namespace = config.default_namespace.clone();
+    let name = context
+        .map(str::to_string)
+        .or_else(|| current_context(global))
+        .unwrap_or_else(|| "in-cluster".to_string());
+    let client = Client::try_from(config).map_err(|e| Error::Unreachable {
+        server: server.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(Cluster {
+        client,
+        name,
+        server,
+        default_namespace,
+        timeout,
+    })
+}
+
+fn current_context(global: &GlobalArgs) -> Option<String> {
+    let kubeconfig = match &global.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok()?,
+        None => Kubeconfig::read().ok()?,
+    };
+    kubeconfig.current_context
+}
+
+/// Why a list failed.
+#[derive(Debug)]
+pub enum ListError {
+    /// RBAC said no (403), or the resource does not exist on this server (404).
+    Denied(String),
+    /// The server could not be reached or did not answer in time.
+    Unreachable(String),
+}
+
+impl Cluster {
+    /// Lists every object of a kind in a scope (`None` = all namespaces or cluster-scoped),
+    /// following `continue` tokens.
+    pub async fn list<K>(&self, namespace: Option<&str>) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        };
+        self.paginate(api).await
+    }
+
+    /// Lists every object of a cluster-scoped kind.
+    pub async fn list_cluster<K>(&self) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K: kube::Resource<Scope = k8s_openapi::ClusterResourceScope>,
+    {
+        self.paginate(Api::all(self.client.clone())).await
+    }
+
+    async fn paginate<K>(&self, api: Api<K>) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut params = ListParams::default().limit(PAGE_SIZE);
+            if let Some(t) = &token {
+                params = params.continue_token(t);
+            }
+            let page = tokio::time::timeout(self.timeout, api.list(&params))
+                .await
+                .map_err(|_| {
+                    ListError::Unreachable(format!("no answer within {:?}", self.timeout))
+                })?
+                .map_err(|e| classify(&e))?;
+            items.extend(page.items);
+            match page.metadata.continue_ {
+                Some(t) if !t.is_empty() => token = Some(t),
+                _ => break,
+            }
+        }
+        Ok(items)
+    }
+
+    /// Gets one object, `Ok(None)` when it does not exist.
+    pub async fn get_opt<K>(&self, api: Api<K>, name: &str) -> Result<Option<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        tokio::time::timeout(self.timeout, api.get_opt(name))
+            .await
+            .map_err(|_| ListError::Unreachable(format!("no answer within {:?}", self.timeout)))?
+            .map_err(|e| classify(&e))
+    }
+
+    pub fn unreachable(&self, message: String) -> Error {
+        Error::Unreachable {
+            server: self.server.clone(),
+            message,
+        }
+    }
+}
+
+/// Sorts a kube error into "denied" (the rest can go on) or "unreachable" (stop).
+pub fn classify(error: &kube::Error) -> ListError {
+    match error {
+        kube::Error::Api(status) if matches!(status.code, 401 | 403 | 404) => {
+            ListError::Denied(if status.message.is_empty() {
+                format!("HTTP {}", status.code)
+            } else {
+                status.message.clone()
+            })
+        }
+        other => ListError::Unreachable(flatten(other)),
+    }
+}
+
+/// An error with its sources, e.g. "error trying to connect: tcp connect error: Connection refused".
+pub fn flatten(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}
+
+fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>> {
+    items
+        .into_iter()
+        .map(|object| Located {
+            object,
+            origin: Origin {
+                cluster: multi.then(|| cluster.clone()),
+                ..Origin::default()
+            },
+        })
+        .collect()
+}
+
+fn not_system<T: crate::snapshot::Object>(items: Vec<T>) -> Vec<T> {
+    items
+        .into_iter()
+        .filter(|o| !SYSTEM_NAMESPACES.contains(&o.namespace().unwrap_or("")))
+        .collect()
+}
+
+/// Everything `analyze` needs from one cluster, for one namespace or all of them.
+pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Result<Snapshot> {
+    let c = cluster;
+    let ns = namespace;
+    let (namespaces, pods, services, deployments, statefulsets, daemonsets, cronjobs) = tokio::join!(
+        async {
+            match ns {
+                Some(name) => c
+                    .get_opt(Api::<Namespace>::all(c.client.clone()), name)
+                    .await
+                    .map(|n| n.into_iter().collect::<Vec<_>>()),
+                None => c.list_cluster::<Namespace>().await,
+            }
+        },
+        c.list::<Pod>(ns),
+        c.list::<Service>(ns),
+        c.list::<Deployment>(ns),
+        c.list::<StatefulSet>(ns),
+        c.list::<DaemonSet>(ns),
+        c.list::<CronJob>(ns),
+    );
+    let (webhooks, config_maps, istio_deployments, pdbs, slices, events, policies) = tokio::join!(
+        c.list_cluster::<MutatingWebhookConfiguration>(),
+        c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
+        c.list::<Deployment>(Some(ISTIO_NAMESPACE)),
+        c.list::<PodDisruptionBudget>(Some(ISTIO_NAMESPACE)),
+        c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
+        c.list::<Event>(ns),
+        c.list::<NetworkPolicy>(ns),
+    );
+
+    let mut snapshot = Snapshot::default();
+    let mut read_any = false;
+    let mut unreachable: Option<String> = None;
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+    macro_rules! take {
+        ($result:expr, $kind:literal, |$items:ident| $body:expr) => {
+            match $result {
+                Ok($items) => {
+                    read_any = true;
+                    $body
+                }
+                Err(ListError::Denied(reason)) => {
+                    snapshot.unavailable.insert($kind, reason);
+                }
+                Err(ListError::Unreachable(reason)) => {
+                    unreachable.get_or_insert(reason);
+                }
+            }
+        };
+    }
+    take!(namespaces, "namespaces", |items| snapshot.namespaces =
+        located(
+            items
+                .into_iter()
+                .filter(|n| !SYSTEM_NAMESPACES.contains(&crate::snapshot::Object::name(n)))
+                .collect(),
+            &name,
+            multi
+        ));
+    take!(pods, "pods", |items| snapshot.pods =
+        located(not_system(items), &name, multi));
+    take!(services, "services", |items| snapshot.services =
+        located(not_system(items), &name, multi));
+    let mut workloads = Vec::new();
+    take!(deployments, "deployments", |items| workloads
+        .extend(items.into_iter().map(from_deployment)));
+    take!(statefulsets, "statefulsets", |items| workloads
+        .extend(items.into_iter().map(from_statefulset)));
+    take!(daemonsets, "daemonsets", |items| workloads
+        .extend(items.into_iter().map(from_daemonset)));
+    take!(cronjobs, "cronjobs", |items| workloads
+        .extend(items.into_iter().map(from_cronjob)));
+    // istiod's Deployments are needed even when the scope is another namespace.
+    take!(istio_deployments, "deployments", |items| {
+        if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
+            workloads.extend(items.into_iter().map(from_deployment));
+        }
+    });
+    snapshot.workloads = located(not_system(workloads), &name, multi);
+    take!(webhooks, "mutatingwebhookconfigurations", |items| {
+        snapshot.webhooks = located(items, &name, multi)
+    });
+    take!(config_maps, "configmaps", |items| {
+        let items: Vec<ConfigMap> = items
+            .into_iter()
+            .filter(|cm| crate::snapshot::Object::name(cm).starts_with("istio"))
+            .collect();
+        for cm in &items {
+            if crate::snapshot::Object::name(cm) == "istio"
+                && let Some(mesh) = cm.data.as_ref().and_then(|d| d.get("mesh"))
+                && let Ok(docs) = crate::source::yaml::parse_stream(mesh)
+            {
+                snapshot.mesh_config = docs.into_iter().next().map(|d| d.value);
+            }
+        }
+        snapshot.config_maps = located(items, &name, multi);
+    });
+    take!(pdbs, "poddisruptionbudgets", |items| snapshot
+        .pod_disruption_budgets =
+        located(items, &name, multi));
+    take!(slices, "endpointslices", |items| snapshot.endpoint_slices =
+        located(items, &name, multi));
+    take!(events, "events", |items| snapshot.events =
+        located(items, &name, multi));
+    take!(policies, "networkpolicies", |items| snapshot
+        .network_policies =
+        located(items, &name, multi));
+
+    if let Some(reason) = unreachable {
+        return Err(cluster.unreachable(reason));
+    }
+    if !read_any {
+        let reasons: Vec<String> = snapshot
+            .unavailable
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        return Err(Error::Cluster(format!(
+            "nothing could be read from {} ({}): {}",
+            cluster.name,
+            cluster.server,
+            reasons.join("; ")
+        )));
+    }
+    for (kind, reason) in &snapshot.unavailable {
+        tracing::warn!(cluster = %cluster.name, kind, reason, "cannot list");
+    }
+    Ok(snapshot)
+}
+
+/// The snapshot `analyze` reads: every `--context` (or the current one), in the chosen scope.
+pub async fn snapshot_for_analyze(global: &GlobalArgs, all_namespaces: bool) -> Result<Snapshot> {
+    let contexts: Vec<Option<&str>> = if global.context.is_empty() {
+        vec![None]
+    } else {
+        global.context.iter().map(|c| Some(c.as_str())).collect()
+    };
+    let multi = contexts.len() > 1;
+    let mut merged = Snapshot::default();
+    for context in contexts {
+        let cluster = connect(global, context).await?;
+        let namespace = if all_namespaces {
+            None
+        } else {
+            Some(
+                global
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| cluster.default_namespace.clone()),
+            )
+        };
+        tracing::info!(cluster = %cluster.name, server = %cluster.server, namespace = ?namespace, "reading cluster");
+        let snapshot = snapshot(&cluster, namespace.as_deref(), multi).await?;
+        for (kind, reason) in &snapshot.unavailable {
+            eprintln!("warning: cannot list {kind} in {}: {reason}", cluster.name);
+        }
+        merged.extend(snapshot);
+    }
+    Ok(merged)
+}
+
+fn workload(
+    kind: WorkloadKind,
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    replicas: Option<i32>,
+    selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    template: k8s_openapi::api::core::v1::PodTemplateSpec,
+) -> Workload {
+    let owner = metadata
+        .owner_references
+        .as_ref()
+        .and_then(|o| o.first())
+        .map(|o| format!("{} {}", o.kind, o.name));
+    Workload {
+        kind,
+        metadata,
+        replicas,
+        selector,
+        template,
+        owner,
+    }
+}
+
+pub fn from_deployment(d: Deployment) -> Workload {
+    let spec = d.spec.unwrap_or_default();
+    workload(
+        WorkloadKind::Deployment,
+        d.metadata,
+        spec.replicas,
+        Some(spec.selector),
+        spec.template,
+    )
+}
+
+fn from_statefulset(d: StatefulSet) -> Workload {
+    let spec = d.spec.unwrap_or_default();
+    workload(
+        WorkloadKind::StatefulSet,
+        d.metadata,
+        spec.replicas,
+        Some(spec.selector),
+        spec.template,
+    )
+}
+
+fn from_daemonset(d: DaemonSet) -> Workload {
+    let spec = d.spec.unwrap_or_default();
+    workload(
+        WorkloadKind::DaemonSet,
+        d.metadata,
+        None,
+        Some(spec.selector),
+        spec.template,
+    )
+}
+
+fn from_cronjob(d: CronJob) -> Workload {
+    let template = d
+        .spec
+        .and_then(|s| s.job_template.spec)
+        .map(|s| s.template)
+        .unwrap_or_default();
+    workload(WorkloadKind::CronJob, d.metadata, None, None, template)
+}

@@ -1,0 +1,5 @@
+//! Where snapshots come from: files, or a live cluster.
+
+pub mod files;
+pub mod live;
+pub mod yaml;
