@@ -9,8 +9,11 @@ KUBE_VERSION="v1.34.4"
 ETCD_VERSION="v3.6.16"
 KWOK_VERSION="v0.8.0"
 ENVOY_VERSION="1.40.0"
-ISTIO_VERSION="1.30.3"
-ISTIO_PSEUDO_VERSION="v0.0.0-20260713165634-56df41f63e51"
+# istio.io/istio has no semver tags; the proxy here serves only a few master pseudo-versions
+# (the 1.30.3 one, v0.0.0-20260713165634-56df41f63e51, answers 403 "not available").
+# eed52ebb66ad (2026-08-27) is master with VERSION file 1.31, i.e. 1.31-dev.
+ISTIO_VERSION="1.31.0-dev-eed52ebb"
+ISTIO_PSEUDO_VERSION="v0.0.0-20260827124520-eed52ebb66ad"
 
 MESH_DOCTOR_CACHE="${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}"
 TESTENV_BIN="$MESH_DOCTOR_CACHE/bin"

@@ -304,10 +304,39 @@ for f in "$TESTENV_SRC"/stages/*.yaml; do
   [[ -e "$f" ]] && stage_files+=("$f")
 done
 
+# The upstream pod-ready stage, changed to leave pods labelled mesh-doctor.test/sidecar
+# to the testenv/stages/*.yaml stages (needed by stages whose result is still Pending).
+pod_ready_stage() {
+  awk '{ print }
+       /^    matchExpressions:$/ && !done {
+         print "    - key: '"'"'.metadata.labels[\"mesh-doctor.test/sidecar\"]'"'"'"
+         print "      operator: '"'"'DoesNotExist'"'"'"
+         done = 1
+       }' "$KWOK_SRC/kustomize/stage/pod/fast/pod-ready.yaml"
+}
+if [[ "${TESTENV_KWOK_PATCH_POD_READY:-1}" == 1 ]]; then
+  mkdir -p "$D/stages"
+  pod_ready_stage >"$D/stages/pod-ready.yaml"
+  grep -q 'mesh-doctor.test/sidecar' "$D/stages/pod-ready.yaml" || testenv_die "could not patch the pod-ready stage"
+  stage_files[2]="$D/stages/pod-ready.yaml"
+fi
+
 {
   echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
   echo "kind: KwokConfiguration"
-  echo "options:"
+  # kwok does not apply its defaults to a config file's options: set them here.
+  cat <<'OPTS'
+options:
+  enableDebuggingHandlers: true
+  enableProfilingHandler: false
+  enableContentionProfiling: false
+  podPlayStageParallelism: 4
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+OPTS
   if [[ "$TESTENV_KWOK_STAGE_CRD" == 1 ]]; then
     echo "  enableCRDs: [Stage, PortForward, ClusterPortForward, Logs, ClusterLogs]"
   else
