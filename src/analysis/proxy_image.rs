@@ -66,10 +66,11 @@ fn variant(
     let has_selector = |pc: &Value| pc.pointer("/spec/selector").is_some_and(|s| !s.is_null());
     for scope in [root.as_str(), namespace] {
         for pc in snapshot.proxy_configs.iter().map(|p| &p.object) {
-            if ns_of(pc) == scope && !has_selector(pc) {
-                if let Some(t) = image_type(&spec(pc)) {
-                    chosen = Some(t.to_string());
-                }
+            if ns_of(pc) == scope
+                && !has_selector(pc)
+                && let Some(t) = image_type(&spec(pc))
+            {
+                chosen = Some(t.to_string());
             }
         }
     }
@@ -83,10 +84,10 @@ fn variant(
                 match_labels: Some(wanted),
                 match_expressions: None,
             };
-            if selector::matches(Some(&selector), labels) {
-                if let Some(t) = image_type(&spec(pc)) {
-                    chosen = Some(t.to_string());
-                }
+            if selector::matches(Some(&selector), labels)
+                && let Some(t) = image_type(&spec(pc))
+            {
+                chosen = Some(t.to_string());
             }
         }
     }

@@ -114,10 +114,10 @@ mod tests {
 
     #[test]
     fn emits_block_yaml() {
-        let v = json!([{"code": "IST0103", "message": "The pod a/b is missing: x", "n": 3, "list": ["a", "1"]}]);
+        let v = json!([{"code": "IST0103", "message": "The pod a/b is missing: x", "count": 3, "list": ["a", "1"]}]);
         assert_eq!(
             to_string(&v),
-            "- code: IST0103\n  message: \"The pod a/b is missing: x\"\n  n: 3\n  list:\n  - a\n  - \"1\"\n"
+            "- code: IST0103\n  message: \"The pod a/b is missing: x\"\n  count: 3\n  list:\n  - a\n  - \"1\"\n"
         );
         assert_eq!(to_string(&json!([])), "[]\n");
     }
