@@ -239,6 +239,39 @@ messages! {
     MD0205 = "MD0205", "ClusterIdCollision", Error,
         "%s",
         "Two clusters share a CLUSTER_ID, so istiod mixes their endpoints up.";
+    MD0301 = "MD0301", "BootstrapUnknownGrpcCluster", Error,
+        "%s sends its xDS requests to gRPC cluster %q, but %s; Envoy refuses to start with this bootstrap (\"Unknown gRPC client cluster\").",
+        "An ADS, CDS or LDS config source names a gRPC cluster that is not a static (non-EDS) cluster of the bootstrap.";
+    MD0302 = "MD0302", "BootstrapDuplicateCluster", Error,
+        "Static cluster %q is defined more than once (first at %s); Envoy rejects the bootstrap (\"duplicate cluster\").",
+        "Two static clusters of the bootstrap have the same name.";
+    MD0303 = "MD0303", "BootstrapRouteUnknownCluster", Error,
+        "Listener %q %s cluster %q, but no static cluster has that name (static clusters: %v); Envoy rejects a static route table that names an unknown cluster.%s",
+        "A route of a static listener sends traffic to a cluster the bootstrap does not define.";
+    MD0304 = "MD0304", "BootstrapNodeIdMalformed", Error,
+        "node.id %s: %s.",
+        "node.id is missing although the bootstrap uses xDS, or it is not a proxy ID istiod accepts (<type>~<ip>~<pod>.<namespace>~<domain>).";
+    MD0305 = "MD0305", "BootstrapNodeClusterMissing", Error,
+        "node.cluster %s: Envoy refuses to start a bootstrap that has xDS config sources without node.id and node.cluster (pilot-agent sets it to <app>.<namespace>, or istio-proxy).",
+        "node.cluster is missing or empty in a bootstrap that gets its configuration over xDS.";
+    MD0306 = "MD0306", "BootstrapReservedPort", Error,
+        "%s binds port %d, which belongs to %s in a meshed pod; the two collide.",
+        "The admin interface or a static listener uses a port the Istio sidecar or pilot-agent already uses (15001, 15006, 15020, 15021, 15090).";
+    MD0307 = "MD0307", "BootstrapSyntaxError", Error,
+        "The bootstrap cannot be parsed at line %d, column %d: %s.",
+        "The bootstrap is not valid JSON or YAML, or is not a single mapping.";
+    MD0308 = "MD0308", "BootstrapUnknownField", Error,
+        "%s has no field %q; Envoy rejects a bootstrap with unknown fields.%s",
+        "The bootstrap has a field Envoy does not know (top level, node, admin, static_resources, dynamic_resources and their xDS config sources are checked).";
+    MD0309 = "MD0309", "EnvoyRejectedBootstrap", Error,
+        "envoy --mode validate rejected the bootstrap: %s%s",
+        "A real Envoy, run with --mode validate on the bootstrap, refused it.";
+    MD0310 = "MD0310", "BootstrapNodeIdUnexpected", Warning,
+        "node.id %q does not look like one pilot-agent writes: %s. istiod takes the proxy's name, namespace and DNS domain from it (expected <type>~<ip>~<pod>.<namespace>~<namespace>.svc.<cluster domain>).",
+        "The node ID of an Istio proxy bootstrap is accepted by istiod, but its name, namespace or DNS domain part is not what pilot-agent writes.";
+    MD0311 = "MD0311", "BootstrapListenerAddressConflict", Error,
+        "%s and %s both bind %s; %s.",
+        "Two static listeners, or the admin interface and a static listener, bind the same address and port.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.
