@@ -1,5 +1,6 @@
 //! Istio knowledge, pure: no I/O.
 
+pub mod bootstrap;
 pub mod injection;
 pub mod protocol;
 pub mod selector;
