@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Generates a large manifest set for the analyze benchmark.
+
+1,000 namespaces, 5,000 Pods plus 1,000 Deployments of 5 replicas (10,000 pods in all) and
+5,000 Services, spread over 10 files. About one namespace in ten is unlabelled, one pod in
+twenty lacks its proxy, one service port in eight has a bad name, so every analyzer has work.
+Usage: gen_manifests.py OUT_DIR
+"""
+import os
+import sys
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+files = [open(os.path.join(out, f"part-{i:02}.yaml"), "w") for i in range(10)]
+
+def emit(i, text):
+    files[i % 10].write("---\n" + text)
+
+for n in range(1000):
+    ns = f"team-{n:04}"
+    if n % 10 == 0:
+        labels = ""
+    elif n % 10 == 1:
+        labels = "  labels:\n    istio.io/rev: default\n"
+    else:
+        labels = "  labels:\n    istio-injection: enabled\n"
+    emit(n, f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n{labels}")
+    for p in range(5):
+        proxy = "" if (n * 5 + p) % 20 == 0 else (
+            "  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n"
+            "    ports:\n    - containerPort: 15090\n      name: http-envoy-prom\n")
+        emit(n, f"""apiVersion: v1
+kind: Pod
+metadata:
+  name: app-{p}-7d4b9c-x{p}z
+  namespace: {ns}
+  labels:
+    app: app-{p}
+    version: v1
+  annotations:
+    sidecar.istio.io/status: '{{"containers":["istio-proxy"]}}'
+spec:
+  containers:
+  - name: app
+    image: example/app:{p}
+    ports:
+    - containerPort: 8080
+{proxy}""")
+        port_name = "web" if (n * 5 + p) % 8 == 0 else "http-web"
+        emit(n, f"""apiVersion: v1
+kind: Service
+metadata:
+  name: svc-{p}
+  namespace: {ns}
+spec:
+  selector:
+    app: app-{p}
+  ports:
+  - name: {port_name}
+    port: 80
+    targetPort: 8080
+""")
+    emit(n, f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: worker
+  namespace: {ns}
+spec:
+  replicas: 5
+  selector:
+    matchLabels:
+      app: worker
+  template:
+    metadata:
+      labels:
+        app: worker
+    spec:
+      containers:
+      - name: worker
+        image: example/worker:1
+""")
+for f in files:
+    f.close()

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test: builds (or reuses) the real test cluster's binaries and a real Envoy, starts the
+# cluster, runs the offline tests and the end-to-end tests against it, and stops it again.
+# Binaries are cached in ${MESH_DOCTOR_CACHE:-~/.cache/mesh-doctor}; a second run reuses them.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy)" >&2
+testenv/build.sh
+
+# shellcheck source=../testenv/env.sh
+source testenv/env.sh
+export MESH_DOCTOR_ENVOY="$ENVOY_BIN"
+export TESTENV_DIR="${TESTENV_DIR:-/tmp/mesh-doctor-testenv}"
+
+echo "== formatting and lints" >&2
+cargo fmt --check
+cargo clippy --all-targets --quiet -- -D warnings
+
+echo "== starting the test cluster" >&2
+testenv/down.sh >/dev/null 2>&1 || true
+testenv/up.sh
+trap 'testenv/down.sh || true' EXIT
+export MESH_DOCTOR_TESTENV="$TESTENV_DIR"
+
+echo "== all tests, end-to-end ones included" >&2
+cargo test --all-targets -- --include-ignored

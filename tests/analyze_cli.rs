@@ -1,0 +1,242 @@
+//! `analyze` on files, as a user runs it: output, stderr and exit codes.
+
+use assert_cmd::Command;
+
+const INJECTION: &str = "../shared/reference/istio/analyzer-testdata/injection.yaml";
+
+fn mesh_doctor() -> Command {
+    let mut cmd = Command::cargo_bin("kubectl-mesh_doctor").unwrap();
+    cmd.env_remove("KUBECONFIG").env("NO_COLOR", "1");
+    cmd
+}
+
+fn run(args: &[&str]) -> (String, String, i32) {
+    let out = mesh_doctor().args(args).output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn istio_injection_testdata_gives_istio_findings_and_exit_79() {
+    let (stdout, _, code) = run(&["analyze", "-f", INJECTION]);
+    assert_eq!(code, 79);
+    assert_eq!(stdout.lines().count(), 6, "{stdout}");
+    assert!(
+        stdout.contains("Info [IST0102] (Namespace bar "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Warning [IST0103] (Pod default/noninjectedpod "),
+        "{stdout}"
+    );
+    for ns in ["busted", "multi-ns-1", "multi-ns-2", "multi-ns-3"] {
+        assert!(
+            stdout.contains(&format!("Warning [IST0123] (Namespace {ns} ")),
+            "{stdout}"
+        );
+    }
+    insta::assert_snapshot!("injection_log", stdout);
+}
+
+#[test]
+fn json_output_has_istioctl_fields_and_still_exits_79() {
+    let (stdout, _, code) = run(&["analyze", "-f", INJECTION, "-o", "json"]);
+    assert_eq!(code, 79);
+    let findings: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(findings.len(), 6);
+    let pod = findings.iter().find(|f| f["code"] == "IST0103").unwrap();
+    assert_eq!(pod["level"], "Warning");
+    assert_eq!(pod["origin"], "Pod default/noninjectedpod");
+    assert_eq!(pod["reference"], format!("{INJECTION}:72"));
+    assert!(
+        pod["documentationUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with("/docs/codes/IST0103.md")
+    );
+    let keys: Vec<&String> = pod.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "code",
+            "documentationUrl",
+            "level",
+            "message",
+            "origin",
+            "reference"
+        ]
+    );
+    assert!(stdout.starts_with("[\n\t{"), "tab-indented like istioctl");
+}
+
+#[test]
+fn yaml_and_sarif_outputs_exit_79_too() {
+    let (yaml, _, code) = run(&["analyze", "-f", INJECTION, "-o", "yaml"]);
+    assert_eq!(code, 79);
+    assert!(
+        yaml.starts_with("- code: IST0103\n  documentationUrl: "),
+        "{yaml}"
+    );
+    let (sarif, _, code) = run(&["analyze", "-f", INJECTION, "-o", "sarif"]);
+    assert_eq!(code, 79);
+    let doc: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6);
+    let pod = results.iter().find(|r| r["ruleId"] == "IST0103").unwrap();
+    assert_eq!(pod["level"], "warning");
+    let location = &pod["locations"][0]["physicalLocation"];
+    assert_eq!(location["region"]["startLine"], 72);
+    assert!(
+        location["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("injection.yaml")
+    );
+    let rules = doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rules.len(), 3, "IST0102, IST0103, IST0123");
+}
+
+#[test]
+fn malformed_yaml_exits_65_naming_file_and_line() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", "tests/fixtures/broken.yaml"]);
+    assert_eq!(code, 65);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("tests/fixtures/broken.yaml:13:1: while parsing a flow sequence"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn invalid_object_exits_65_naming_the_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pod.json");
+    std::fs::write(&path, r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": "web"}}"#).unwrap();
+    let (_, stderr, code) = run(&["analyze", "-f", path.to_str().unwrap()]);
+    assert_eq!(code, 65);
+    assert!(stderr.contains("pod.json: invalid Pod"), "{stderr}");
+}
+
+#[test]
+fn clean_input_exits_0_with_the_success_line_on_stderr() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", "tests/fixtures/clean.yaml"]);
+    assert_eq!(code, 0);
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(
+        stderr,
+        "\u{2714} No validation issues found when analyzing tests/fixtures/clean.yaml.\n"
+    );
+    let (stdout, _, code) = run(&["analyze", "-f", "tests/fixtures/clean.yaml", "-o", "json"]);
+    assert_eq!((stdout.as_str(), code), ("[]\n", 0));
+}
+
+#[test]
+fn stdin_and_directories() {
+    let text = std::fs::read_to_string(INJECTION).unwrap();
+    let out = mesh_doctor()
+        .args(["analyze", "-f", "-"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(79));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("(Pod default/noninjectedpod stdin:72)"),
+        "{stdout}"
+    );
+
+    let (stdout, _, code) = run(&["analyze", "-f", "examples", "-R"]);
+    assert_eq!(code, 79);
+    insta::assert_snapshot!("examples_log", stdout);
+    // Without -R only the top level of a directory is read (there are no manifests there).
+    let (_, stderr, code) = run(&["analyze", "-f", "examples"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn thresholds() {
+    // Error threshold: nothing in injection.yaml is an Error.
+    let (stdout, _, code) = run(&["analyze", "-f", INJECTION, "--failure-threshold", "error"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.lines().count(), 6);
+    // Info findings hidden, but they still count for the exit code.
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        INJECTION,
+        "--output-threshold",
+        "Warning",
+        "--failure-threshold",
+        "Info",
+    ]);
+    assert_eq!(code, 79);
+    assert!(!stdout.contains("IST0102"));
+    assert_eq!(stdout.lines().count(), 5);
+    assert!(stderr.contains("at or above Info"));
+    let (_, stderr, code) = run(&["analyze", "-f", INJECTION, "--failure-threshold", "fatal"]);
+    assert_eq!(code, 64);
+    assert!(stderr.contains("invalid level"), "{stderr}");
+}
+
+#[test]
+fn suppression_by_flag_and_annotation() {
+    let file = "tests/fixtures/suppressed.yaml";
+    let (stdout, _, code) = run(&["analyze", "-f", file]);
+    assert_eq!(code, 79);
+    assert!(
+        !stdout.contains("old-worker"),
+        "the annotation suppresses it: {stdout}"
+    );
+    assert!(stdout.contains("(Pod shop/batch-1 "), "{stdout}");
+
+    let (stdout, stderr, code) = run(&["analyze", "-f", file, "-S", "IST0103=Pod shop/batch-*"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stderr.contains("No validation issues"));
+
+    let (_, _, code) = run(&["analyze", "-f", file, "-S", "IST0118=Pod shop/*"]);
+    assert_eq!(code, 79, "another code is not suppressed");
+
+    let (_, stderr, code) = run(&["analyze", "-f", file, "-S", "IST0103"]);
+    assert_eq!(code, 64);
+    assert!(stderr.contains("CODE=RESOURCE"), "{stderr}");
+}
+
+#[test]
+fn namespace_flag_narrows_file_analysis() {
+    let (stdout, _, _) = run(&["analyze", "-f", INJECTION, "-n", "bar"]);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.contains("(Namespace bar "));
+}
+
+#[test]
+fn missing_file_is_bad_input() {
+    let (_, stderr, code) = run(&["analyze", "-f", "does/not/exist.yaml"]);
+    assert_eq!(code, 65);
+    assert!(stderr.contains("does/not/exist.yaml"), "{stderr}");
+}
+
+#[test]
+fn help_shows_examples_and_exit_codes() {
+    let (stdout, _, code) = run(&["analyze", "--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("kubectl mesh-doctor analyze -f k8s/ -R"));
+    assert!(stdout.contains("79  findings at or above the failure threshold"));
+    let (stdout, _, code) = run(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("kubectl mesh-doctor "), "{stdout}");
+}
+
+#[test]
+fn codes_lists_every_code() {
+    let (stdout, _, code) = run(&["codes"]);
+    assert_eq!(code, 0);
+    for m in mesh_doctor::analysis::messages::ALL {
+        assert!(stdout.contains(m.code), "{} missing", m.code);
+    }
+}
