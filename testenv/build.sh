@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build (or reuse) the binaries of the mesh-doctor test environment.
 #
-# Usage: testenv/build.sh [--istio] [--no-kubectl] [--only NAME[,NAME...]]
-#   NAME: etcd kwok kube-apiserver kubectl envoy pilot-discovery istioctl
+# Usage: testenv/build.sh [--kcm] [--istio] [--no-kubectl] [--only NAME[,NAME...]]
+#   NAME: etcd kwok kube-apiserver kubectl kube-controller-manager envoy pilot-discovery istioctl
+#   --kcm also builds kube-controller-manager (for TESTENV_KCM=1 up.sh);
+#   --istio also builds pilot-discovery and istioctl.
 #
 # Binaries land in ${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}/bin/<name>-<version>.
 # An existing binary is never rebuilt: delete it to force a rebuild. GOMODCACHE
@@ -13,14 +15,16 @@ set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
 want_istio=0
+want_kcm=0
 want_kubectl=1
 only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --istio) want_istio=1 ;;
+    --kcm) want_kcm=1 ;;
     --no-kubectl) want_kubectl=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) testenv_die "unknown argument: $1" ;;
   esac
   shift
@@ -31,6 +35,7 @@ selected() { # $1 = name
   case "$1" in
     kubectl) [[ $want_kubectl == 1 ]] ;;
     pilot-discovery|istioctl) [[ $want_istio == 1 ]] ;;
+    kube-controller-manager) [[ $want_kcm == 1 ]] ;;
     *) return 0 ;;
   esac
 }
@@ -107,6 +112,10 @@ fi
 if selected kubectl; then
   check_pin kube k8s.io/kubernetes "$KUBE_VERSION"
   go_build kubectl "$KUBECTL_BIN" kube k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)"
+fi
+if selected kube-controller-manager; then
+  check_pin kube k8s.io/kubernetes "$KUBE_VERSION"
+  go_build kube-controller-manager "$KUBE_CONTROLLER_MANAGER_BIN" kube k8s.io/kubernetes/cmd/kube-controller-manager "$(kube_ldflags)"
 fi
 if selected pilot-discovery; then
   check_pin istio istio.io/istio "$ISTIO_PSEUDO_VERSION"

@@ -44,9 +44,12 @@ stop_pid() { # $1 = name, $2 = pid file
 }
 
 if [[ -d "$D" ]]; then
-  stop_pid envoy "$D/envoy.pid"
+  for f in "$D"/envoy-*.pid; do
+    if [[ -e "$f" ]]; then stop_pid "$(basename "$f" .pid)" "$f"; fi
+  done
   stop_pid pilot-discovery "$D/pilot-discovery.pid"
   stop_pid kwok "$D/kwok.pid"
+  stop_pid kube-controller-manager "$D/kube-controller-manager.pid"
   stop_pid kube-apiserver "$D/kube-apiserver.pid"
 else
   testenv_log "no state dir $D"

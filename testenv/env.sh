@@ -21,6 +21,7 @@ TESTENV_BIN="$MESH_DOCTOR_CACHE/bin"
 ETCD_BIN="$TESTENV_BIN/etcd-$ETCD_VERSION"
 KUBE_APISERVER_BIN="$TESTENV_BIN/kube-apiserver-$KUBE_VERSION"
 KUBECTL_BIN="$TESTENV_BIN/kubectl-$KUBE_VERSION"
+KUBE_CONTROLLER_MANAGER_BIN="$TESTENV_BIN/kube-controller-manager-$KUBE_VERSION"
 KWOK_BIN="$TESTENV_BIN/kwok-$KWOK_VERSION"
 ENVOY_VENV="$MESH_DOCTOR_CACHE/envoy-venv-$ENVOY_VERSION"
 # Symlink to the real (static) envoy binary inside the venv (not the python shim).

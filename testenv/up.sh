@@ -36,6 +36,9 @@ TESTENV_READY_TIMEOUT="${TESTENV_READY_TIMEOUT:-120}"
 # Set TESTENV_KWOK_STAGE_CRD=1 to load stages as Stage CRs (editable at run time)
 # instead of from kwok's --config file.
 TESTENV_KWOK_STAGE_CRD="${TESTENV_KWOK_STAGE_CRD:-0}"
+# Set TESTENV_KCM=1 to also run kube-controller-manager (build it with build.sh --kcm):
+# namespace deletion, default ServiceAccounts, EndpointSlices, Deployments -> Pods, GC.
+TESTENV_KCM="${TESTENV_KCM:-0}"
 
 D="$TESTENV_DIR"
 E="$TESTENV_ETCD_DIR"
@@ -108,13 +111,14 @@ start_bg() { # $1 = pid file, $2 = log file, rest = command
 kc() { "$KUBECTL" --kubeconfig "$D/kubeconfig" "$@"; }
 
 # ---------------------------------------------------------------- already up?
-if pid_alive "$D/kube-apiserver.pid" && pid_alive "$D/kwok.pid" && apiserver_ready; then
+if pid_alive "$D/kube-apiserver.pid" && pid_alive "$D/kwok.pid" && apiserver_ready \
+   && { [[ "$TESTENV_KCM" != 1 ]] || pid_alive "$D/kube-controller-manager.pid"; }; then
   testenv_log "testenv '$TESTENV_NAME' is already up ($API_URL, state in $D)"
   print_env
   exit 0
 fi
 # Leftovers of a half-started instance: stop them (only our own pids).
-for p in kwok kube-apiserver; do
+for p in kwok kube-controller-manager kube-apiserver; do
   if pid_alive "$D/$p.pid"; then
     testenv_log "stopping stale $p (pid $(cat "$D/$p.pid"))"
     kill "$(cat "$D/$p.pid")" 2>/dev/null || true
@@ -275,6 +279,25 @@ subjects:
   kind: User
   name: viewer
 EOF
+
+# ---------------------------------------------------------------- kube-controller-manager (optional)
+if [[ "$TESTENV_KCM" == 1 ]]; then
+  [[ -x "$KUBE_CONTROLLER_MANAGER_BIN" ]] || testenv_die "TESTENV_KCM=1 but $KUBE_CONTROLLER_MANAGER_BIN is missing: run testenv/build.sh --kcm"
+  testenv_log "kube-controller-manager: starting ($KUBE_CONTROLLER_MANAGER_BIN)"
+  # No serving port (--secure-port 0); node lifecycle/IPAM off so kwok nodes are never tainted or evicted.
+  start_bg "$D/kube-controller-manager.pid" "$D/kube-controller-manager.log" "$KUBE_CONTROLLER_MANAGER_BIN" \
+    --kubeconfig "$D/kubeconfig" \
+    --secure-port 0 \
+    --leader-elect=false \
+    --use-service-account-credentials=false \
+    --service-account-private-key-file "$D/pki/sa.key" \
+    --root-ca-file "$D/pki/ca.crt" \
+    --service-cluster-ip-range 10.96.0.0/16 \
+    --controllers '*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-persistentvolume-attach-detach-controller'
+  default_sa() { kc -n default get serviceaccount default >/dev/null 2>&1; }
+  wait_for "kube-controller-manager (default ServiceAccount)" 60 "$D/kube-controller-manager.pid" default_sa
+  testenv_log "kube-controller-manager: running"
+fi
 
 # ---------------------------------------------------------------- kwok
 KWOK_SRC="$(testenv_modcache_dir sigs.k8s.io/kwok "$KWOK_VERSION")"
