@@ -9,6 +9,7 @@ pub mod commands;
 pub mod error;
 pub mod exit;
 pub mod mesh;
+pub mod probe;
 pub mod render;
 pub mod snapshot;
 pub mod source;
