@@ -24,6 +24,9 @@ Examples:
   # every code mesh-doctor can report
   kubectl mesh-doctor codes
 
+  # an Envoy bootstrap, before it is deployed (also runs envoy --mode validate when found)
+  kubectl mesh-doctor bootstrap validate envoy-rev.json
+
 Exit codes:
   0   nothing at or above the failure threshold
   79  findings at or above the failure threshold (with every -o format)
@@ -56,6 +59,8 @@ pub enum Command {
     Analyze(crate::commands::analyze::AnalyzeArgs),
     /// List every finding code mesh-doctor can report
     Codes(crate::commands::codes::CodesArgs),
+    /// Check an Envoy bootstrap before it is deployed (a wrong one is a CrashLoop)
+    Bootstrap(crate::commands::bootstrap::BootstrapArgs),
 }
 
 /// Flags every command understands, named as kubectl names them (kubectl does not pass its own

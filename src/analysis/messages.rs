@@ -240,13 +240,13 @@ messages! {
         "%s",
         "Two clusters share a CLUSTER_ID, so istiod mixes their endpoints up.";
     MD0301 = "MD0301", "BootstrapUnknownGrpcCluster", Error,
-        "%s sends its xDS requests to gRPC cluster %q, but %s; Envoy refuses to start with this bootstrap (\"Unknown gRPC client cluster\").",
+        "%s sends its xDS requests to gRPC cluster %q, but %s, so Envoy refuses to start (\"Unknown gRPC client cluster\").%s",
         "An ADS, CDS or LDS config source names a gRPC cluster that is not a static (non-EDS) cluster of the bootstrap.";
     MD0302 = "MD0302", "BootstrapDuplicateCluster", Error,
         "Static cluster %q is defined more than once (first at %s); Envoy rejects the bootstrap (\"duplicate cluster\").",
         "Two static clusters of the bootstrap have the same name.";
     MD0303 = "MD0303", "BootstrapRouteUnknownCluster", Error,
-        "Listener %q %s cluster %q, but no static cluster has that name (static clusters: %v); Envoy rejects a static route table that names an unknown cluster.%s",
+        "Listener %q %s cluster %q, but no static cluster has that name (static clusters: %s); Envoy rejects a static route table that names an unknown cluster.%s",
         "A route of a static listener sends traffic to a cluster the bootstrap does not define.";
     MD0304 = "MD0304", "BootstrapNodeIdMalformed", Error,
         "node.id %s: %s.",
@@ -267,7 +267,7 @@ messages! {
         "envoy --mode validate rejected the bootstrap: %s%s",
         "A real Envoy, run with --mode validate on the bootstrap, refused it.";
     MD0310 = "MD0310", "BootstrapNodeIdUnexpected", Warning,
-        "node.id %q does not look like one pilot-agent writes: %s. istiod takes the proxy's name, namespace and DNS domain from it (expected <type>~<ip>~<pod>.<namespace>~<namespace>.svc.<cluster domain>).",
+        "node.id %q does not look like one pilot-agent writes: %s. istiod takes the proxy's name and DNS domain from it, and its namespace when node.metadata.NAMESPACE is not set (expected <type>~<ip>~<pod>.<namespace>~<namespace>.svc.<cluster domain>).",
         "The node ID of an Istio proxy bootstrap is accepted by istiod, but its name, namespace or DNS domain part is not what pilot-agent writes.";
     MD0311 = "MD0311", "BootstrapListenerAddressConflict", Error,
         "%s and %s both bind %s; %s.",

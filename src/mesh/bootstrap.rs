@@ -187,6 +187,17 @@ pub struct Bootstrap {
 /// single quotes — Envoy's own reader is more lenient, other tools are not); YAML must hold one
 /// document. A bootstrap must be a mapping.
 pub fn parse(text: &str, format: Format) -> Result<Bootstrap, Box<Problem>> {
+    parse_document(text, format).map_err(|mut problem| {
+        if text.contains("{{") && text.contains("}}") {
+            problem.message.push_str(
+                " The file looks like a Go template (it has {{ }}), such as pilot-agent's envoy_bootstrap.json: validate the bootstrap rendered from it (envoy-rev.json in the istio-proxy container) instead.",
+            );
+        }
+        problem
+    })
+}
+
+fn parse_document(text: &str, format: Format) -> Result<Bootstrap, Box<Problem>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let (value, lines) = match format {
         Format::Json => {
@@ -772,29 +783,31 @@ impl Checker<'_> {
         for (label, source, path) in sources {
             for (name, path) in grpc_cluster_names(source, &path) {
                 let found = clusters.iter().find(|c| c.name == name);
-                let why = match found {
+                let (why, hint) = match found {
                     Some(c) if !c.eds => continue,
-                    Some(_) => format!(
-                        "that static cluster has type EDS, and a gRPC client cluster needs its endpoints in the bootstrap"
+                    Some(_) => (
+                        "that static cluster has type EDS, and a gRPC client cluster needs its endpoints in the bootstrap".to_string(),
+                        String::new(),
                     ),
                     None => {
                         let hint = closest(&name, clusters.iter().map(|c| c.name))
-                            .map(|c| format!("; did you mean {c:?}?"))
+                            .map(|c| format!(" Did you mean {c:?}?"))
                             .unwrap_or_default();
-                        if names.is_empty() {
-                            format!("the bootstrap has no static clusters{hint}")
+                        let why = if names.is_empty() {
+                            "the bootstrap has no static clusters".to_string()
                         } else {
                             format!(
-                                "no static cluster has that name (static clusters: {}){hint}",
+                                "no static cluster has that name (static clusters: {})",
                                 names.join(", ")
                             )
-                        }
+                        };
+                        (why, hint)
                     }
                 };
                 self.report(
                     messages::MD0301,
                     path,
-                    &[label.into(), name.as_str().into(), why.into()],
+                    &[label.into(), name.as_str().into(), why.into(), hint.into()],
                 );
             }
         }
@@ -862,7 +875,7 @@ impl Checker<'_> {
                     if has_cds {
                         hint.push_str(" Clusters from CDS do not count: they arrive after the static route table is checked (set validate_clusters: false on the route table to allow them).");
                     }
-                    let list: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+                    let list = names.join(", ");
                     self.report(
                         messages::MD0303,
                         path,
@@ -1434,7 +1447,8 @@ mod tests {
         );
         assert!(p.message.contains("\"xds-grpc\""), "{}", p.message);
         assert!(
-            p.message.contains("did you mean \"xds_grpc\"?"),
+            p.message
+                .ends_with("(\"Unknown gRPC client cluster\"). Did you mean \"xds_grpc\"?"),
             "{}",
             p.message
         );
@@ -1639,6 +1653,13 @@ mod tests {
         );
         assert_eq!(validate("a: [1, 2\n", Format::Yaml)[0].code(), "MD0307");
         assert_eq!(validate("", Format::Yaml)[0].code(), "MD0307");
+    }
+
+    #[test]
+    fn go_templates_are_named() {
+        let problems = validate("{\n  \"node\": {\n    {{ .node }}\n  }\n}\n", Format::Json);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].message.contains("looks like a Go template"));
     }
 
     #[test]
