@@ -254,17 +254,39 @@ wait_for kube-apiserver "$TESTENV_READY_TIMEOUT" "$D/kube-apiserver.pid" apiserv
 testenv_log "kube-apiserver: ready"
 
 # ---------------------------------------------------------------- RBAC for the viewer
+# The viewer user gets the rules of the built-in "view" ClusterRole (namespaced reads incl.
+# pods/log; no secrets, no pods/exec|attach|portforward) plus cluster-scoped and Istio/Gateway
+# reads. It is bound to system:aggregate-to-view, which holds view's rules: "view" itself is
+# an aggregated role and stays empty without kube-controller-manager.
+# Not `resources: ["*"]`: that also matches pods/portforward, and kubectl >=1.31 port-forwards
+# over a WebSocket GET, which `get` on pods/portforward allows.
 kc apply -f - >/dev/null <<'EOF'
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
   name: mesh-doctor-testenv-readonly
 rules:
-- apiGroups: ["*"]
+- apiGroups: [""]
+  resources: [nodes, namespaces, persistentvolumes, componentstatuses]
+  verbs: [get, list, watch]
+- apiGroups:
+  - admissionregistration.k8s.io
+  - apiextensions.k8s.io
+  - apiregistration.k8s.io
+  - rbac.authorization.k8s.io
+  - storage.k8s.io
+  - discovery.k8s.io
+  - coordination.k8s.io
+  - networking.istio.io
+  - security.istio.io
+  - telemetry.istio.io
+  - extensions.istio.io
+  - gateway.networking.k8s.io
+  - kwok.x-k8s.io
   resources: ["*"]
-  verbs: ["get", "list", "watch"]
+  verbs: [get, list, watch]
 - nonResourceURLs: ["*"]
-  verbs: ["get"]
+  verbs: [get]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -274,6 +296,19 @@ roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
   name: mesh-doctor-testenv-readonly
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: viewer
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: mesh-doctor-testenv-viewer-view
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:aggregate-to-view
 subjects:
 - apiGroup: rbac.authorization.k8s.io
   kind: User

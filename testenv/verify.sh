@@ -173,7 +173,20 @@ wait_jsonpath plain '{.status.conditions[?(@.type=="Ready")].reason}' Patched \
 # 6. viewer is read-only
 kv -n "$NS" get pods >/dev/null && pass "viewer can list pods" || fail "viewer list"
 if kv -n "$NS" delete pod plain --wait=false >/dev/null 2>&1; then fail "viewer could delete"; else pass "viewer cannot delete pods"; fi
-[[ "$(kv auth can-i create pods/portforward -n "$NS" 2>/dev/null || true)" == no ]] && pass "viewer cannot create pods/portforward" || fail "viewer can-i portforward"
+# (`can-i get pods/x` means the pod named x: subresources need --subresource)
+[[ "$(kv auth can-i create pods --subresource=portforward -n "$NS" 2>/dev/null || true)" == no ]] && pass "viewer cannot create pods/portforward" || fail "viewer can-i create portforward"
+[[ "$(kv auth can-i get pods --subresource=portforward -n "$NS" 2>/dev/null || true)" == no ]] && pass "viewer cannot get pods/portforward (websocket port-forward)" || fail "viewer can-i get portforward"
+[[ "$(kv auth can-i get pods --subresource=log -n "$NS" 2>/dev/null || true)" == yes ]] && pass "viewer can get pods/log" || fail "viewer can-i get log"
+vp="$(free_port)"
+timeout 6 "$KUBECTL" --kubeconfig "$D/kubeconfig-viewer" -n "$NS" port-forward pod/plain "$vp:15000" >"$WORK/vpf.log" 2>&1 &
+vpf=$!
+sleep 2
+if curl -fsS --max-time 2 "http://127.0.0.1:$vp/" >/dev/null 2>&1; then fail "viewer could port-forward"; fi
+wait "$vpf" 2>/dev/null || true
+grep -q 'forbidden' "$WORK/vpf.log" && pass "viewer kubectl port-forward is forbidden" || { cat "$WORK/vpf.log"; fail "viewer port-forward not forbidden"; }
+kv -n "$NS" logs plain -c istio-proxy >/dev/null && pass "viewer can read logs" || fail "viewer logs"
+if kv -n "$NS" get secrets >/dev/null 2>&1; then fail "viewer can read secrets"; else pass "viewer cannot read secrets"; fi
+kv get nodes >/dev/null && kv get crd >/dev/null && pass "viewer can list nodes and CRDs" || fail "viewer cluster reads"
 
 # 7. audit log is written
 [[ -s "$D/audit.log" ]] && grep -q '"level":"Metadata"' "$D/audit.log" && pass "audit log at $D/audit.log" || fail "audit log"
