@@ -131,6 +131,11 @@ for port in "$TESTENV_APISERVER_PORT" "$TESTENV_KWOK_PORT"; do
   if port_busy "$port"; then testenv_die "port $port is already in use (set TESTENV_*_PORT)"; fi
 done
 
+mkdir -p "$E/users"
+if [[ -s "$E/users/$TESTENV_NAME" ]] && [[ "$(cat "$E/users/$TESTENV_NAME")" != "$D" ]] \
+   && pid_alive "$(cat "$E/users/$TESTENV_NAME")/kube-apiserver.pid"; then
+  testenv_die "instance name '$TESTENV_NAME' (etcd prefix) is in use by $(cat "$E/users/$TESTENV_NAME"); set TESTENV_NAME for a second cluster"
+fi
 mkdir -p "$D/pki" "$E"
 testenv_log "instance '$TESTENV_NAME': state $D, apiserver $API_URL, kwok :$TESTENV_KWOK_PORT, etcd $ETCD_URL prefix $TESTENV_ETCD_PREFIX"
 
