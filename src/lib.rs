@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod diagnose;
 pub mod error;
 pub mod exit;
 pub mod mesh;
