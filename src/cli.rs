@@ -59,6 +59,8 @@ pub enum Command {
     Analyze(crate::commands::analyze::AnalyzeArgs),
     /// List every finding code mesh-doctor can report
     Codes(crate::commands::codes::CodesArgs),
+    /// Why is this pod not meshed, crashing, or stuck at 1/2? (probes its sidecar)
+    Pod(crate::commands::pod::PodArgs),
     /// Check an Envoy bootstrap before it is deployed (a wrong one is a CrashLoop)
     Bootstrap(crate::commands::bootstrap::BootstrapArgs),
 }

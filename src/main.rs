@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Analyze(args) => commands::analyze::run(args, &global).await,
             Command::Codes(args) => commands::codes::run(args),
+            Command::Pod(args) => commands::pod::run(args, &global).await,
             Command::Bootstrap(args) => commands::bootstrap::run(args, &global),
         }
     });

@@ -145,7 +145,7 @@ impl Signature {
         use Signature::*;
         match self {
             UnknownGrpcCluster => {
-                "the bootstrap's ADS (xDS) service names a cluster that the bootstrap does not define, so Envoy exits at start"
+                "the bootstrap's ADS (xDS) config source names a gRPC cluster that the bootstrap does not define"
             }
             UnknownField => {
                 "the bootstrap has a field this Envoy does not know (a custom bootstrap or a proxy image older than the template)"

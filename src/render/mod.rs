@@ -1,5 +1,6 @@
 //! Rendering results for people (colored text, tables) and for machines (JSON, YAML, SARIF).
 
+pub mod diagnosis;
 pub mod findings;
 pub mod style;
 pub mod yaml;
