@@ -1,6 +1,7 @@
 //! Istio knowledge, pure: no I/O.
 
 pub mod bootstrap;
+pub mod bootstrap_inputs;
 pub mod injection;
 pub mod protocol;
 pub mod selector;
