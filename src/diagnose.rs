@@ -515,10 +515,16 @@ impl<'a> Builder<'a> {
         sidecar::proxy_status(self.pod)
     }
 
+    /// Log matches of a family, one per signature: the previous log first (a crash-looping
+    /// container's current log is usually the same run again).
     fn log_matches(&self, family: Family) -> Vec<&'a LogMatch> {
-        self.probe
-            .map(|p| p.logs.matches().filter(|m| m.family == family).collect())
-            .unwrap_or_default()
+        let mut out: Vec<&'a LogMatch> = Vec::new();
+        for m in self.probe.into_iter().flat_map(|p| p.logs.matches()) {
+            if m.family == family && !out.iter().any(|o| o.signature == m.signature) {
+                out.push(m);
+            }
+        }
+        out
     }
 
     fn meshed(&mut self) {
@@ -764,6 +770,15 @@ impl<'a> Builder<'a> {
 
     fn running(&mut self, ready: bool) {
         let admin = self.probe.map(|p| &p.admin);
+        if admin
+            .and_then(|a| a.server_info.error())
+            .is_some_and(|e| e.is("denied"))
+        {
+            self.next_steps.push(step(
+                "To probe the proxy, mesh-doctor needs `get` and `create` on pods/portforward (see docs/rbac.yaml); or run it inside the cluster with --direct",
+                None,
+            ));
+        }
         let server_info = admin.and_then(|a| a.server_info.ok());
         self.sidecar_evidence();
         match server_info.map(|s| &s.state) {
@@ -816,12 +831,19 @@ impl<'a> Builder<'a> {
     }
 
     fn unreachable(&mut self) {
-        let reason = self
-            .admin_error()
-            .unwrap_or_else(|| "the proxy was not probed".to_string());
-        let detail = format!(
-            "istio-proxy runs but is not ready, and its admin port did not answer ({reason})"
-        );
+        let (reason, detail) = match self.admin_error() {
+            Some(reason) => {
+                let detail = format!(
+                    "istio-proxy runs but is not ready, and its admin port did not answer ({reason})"
+                );
+                (reason, detail)
+            }
+            None => (
+                "probing was turned off (--no-probe)".to_string(),
+                "istio-proxy runs but is not ready; probe it (without --no-probe) to see why"
+                    .to_string(),
+            ),
+        };
         self.set_verdict(
             VerdictKind::ProxyUnreachable,
             "proxy unreachable",
@@ -832,12 +854,6 @@ impl<'a> Builder<'a> {
             Some(self.pod_ref()),
             &[self.full_name().into(), reason.clone().into()],
         ));
-        if reason.contains("access denied") {
-            self.next_steps.push(step(
-                "mesh-doctor needs `create` on pods/portforward to probe a proxy (see docs/rbac.yaml), or run it in the cluster with --direct",
-                None,
-            ));
-        }
         for m in self.log_matches(Family::ControlPlane) {
             self.evidence.push(log_evidence(m));
         }
@@ -925,7 +941,12 @@ impl<'a> Builder<'a> {
         if let Probed::Ok(Some(cluster)) = &admin.xds_cluster {
             let addresses: Vec<&str> = cluster.hosts.iter().map(|h| h.address.as_str()).collect();
             let successes: u64 = cluster.hosts.iter().map(|h| h.rq_success).sum();
-            if cluster.connect_failures() > 0 || cluster.active_connections() == 0 {
+            let disconnected = admin
+                .stats
+                .ok()
+                .is_some_and(|s| s.connected() == Some(false));
+            if cluster.connect_failures() > 0 || (disconnected && cluster.active_connections() == 0)
+            {
                 self.evidence.push(evidence(
                     "/clusters",
                     format!(
@@ -2417,7 +2438,7 @@ pub(crate) mod tests {
         let d = diagnose(&pod, &good_context(), Some(&probe));
         assert_eq!(d.verdict.kind, VerdictKind::ProxyUnreachable);
         assert_eq!(codes(&d), ["MD0107"]);
-        assert!(d.findings[0].message.contains("no answer within 5s"));
+        assert!(d.findings[0].message.contains("timed out after 5s"));
         // The causes of "no configuration" are still checked.
         assert_eq!(d.checks.len(), 4);
     }

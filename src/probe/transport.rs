@@ -78,7 +78,7 @@ impl HttpResponse {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ProbeError {
     /// Nothing (or not everything) came back in time.
-    #[error("no answer within {}s ({what})", after.as_secs_f64())]
+    #[error("timed out after {}s ({what})", after.as_secs_f64())]
     Timeout { what: &'static str, after: Duration },
     /// Nothing listens on the port (yet): Envoy refuses connections on its listeners until it
     /// has its first configuration, and nothing listens at all while it crash-loops.
@@ -491,6 +491,6 @@ mod tests {
         })
         .unwrap();
         assert_eq!(json["kind"], "timeout");
-        assert_eq!(json["message"], "no answer within 5s (request)");
+        assert_eq!(json["message"], "timed out after 5s (request)");
     }
 }
