@@ -23,6 +23,9 @@ TESTENV_ETCD_CLIENT_PORT="${TESTENV_ETCD_CLIENT_PORT:-12379}"
 KEEP="${KEEP:-0}"
 D="$TESTENV_DIR"
 E="$TESTENV_ETCD_DIR"
+# Serialize up.sh/down.sh calls for the same instance (e.g. parallel test processes).
+exec 9>"$D.lock"
+flock -w 300 9 || testenv_die "timed out waiting for the lock $D.lock"
 
 stop_pid() { # $1 = name, $2 = pid file
   local name="$1" pidf="$2" pid

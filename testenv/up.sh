@@ -42,6 +42,9 @@ TESTENV_KCM="${TESTENV_KCM:-0}"
 
 D="$TESTENV_DIR"
 E="$TESTENV_ETCD_DIR"
+# Serialize up.sh/down.sh calls for the same instance (e.g. parallel test processes).
+exec 9>"$D.lock"
+flock -w 300 9 || testenv_die "timed out waiting for the lock $D.lock"
 API_URL="https://127.0.0.1:$TESTENV_APISERVER_PORT"
 ETCD_URL="http://127.0.0.1:$TESTENV_ETCD_CLIENT_PORT"
 
@@ -104,18 +107,25 @@ wait_for() { # $1 = description, $2 = timeout seconds, $3 = pid file (or ""), re
 
 start_bg() { # $1 = pid file, $2 = log file, rest = command
   local pidf="$1" logf="$2"; shift 2
-  setsid "$@" </dev/null >>"$logf" 2>&1 &
+  setsid "$@" </dev/null >>"$logf" 2>&1 9>&- &
   echo $! >"$pidf"
 }
 
 kc() { "$KUBECTL" --kubeconfig "$D/kubeconfig" "$@"; }
 
 # ---------------------------------------------------------------- already up?
+node_ready() {
+  [[ "$(kc get node "$TESTENV_NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
+}
 if pid_alive "$D/kube-apiserver.pid" && pid_alive "$D/kwok.pid" && apiserver_ready \
    && { [[ "$TESTENV_KCM" != 1 ]] || pid_alive "$D/kube-controller-manager.pid"; }; then
-  testenv_log "testenv '$TESTENV_NAME' is already up ($API_URL, state in $D)"
-  print_env
-  exit 0
+  if node_ready; then
+    testenv_log "testenv '$TESTENV_NAME' is already up ($API_URL, state in $D)"
+    print_env
+    exit 0
+  fi
+  # e.g. etcd was restarted underneath: its data is gone, so restart this instance.
+  testenv_log "testenv '$TESTENV_NAME' runs but node $TESTENV_NODE_NAME is not Ready: restarting it"
 fi
 # Leftovers of a half-started instance: stop them (only our own pids).
 for p in kwok kube-controller-manager kube-apiserver; do
@@ -438,9 +448,6 @@ metadata:
     type: kwok
 spec: {}
 EOF
-node_ready() {
-  [[ "$(kc get node "$TESTENV_NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
-}
 wait_for "node $TESTENV_NODE_NAME Ready" 60 "$D/kwok.pid" node_ready
 testenv_log "node $TESTENV_NODE_NAME is Ready; testenv '$TESTENV_NAME' is up"
 print_env
