@@ -131,8 +131,9 @@ fi
 for p in kwok kube-controller-manager kube-apiserver; do
   if pid_alive "$D/$p.pid"; then
     testenv_log "stopping stale $p (pid $(cat "$D/$p.pid"))"
-    kill "$(cat "$D/$p.pid")" 2>/dev/null || true
-    sleep 1
+    pid="$(cat "$D/$p.pid")"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   fi
   rm -f "$D/$p.pid"
 done
