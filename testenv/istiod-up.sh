@@ -40,6 +40,9 @@ ISTIOD_ISTIO_FILTERS="${ISTIOD_ISTIO_FILTERS:-false}"
 # applies ConfigMap istio (enableAutoMtls: false) and a mesh-wide PeerAuthentication
 # DISABLE; ISTIOD_PLAINTEXT=0 leaves both alone.
 ISTIOD_PLAINTEXT="${ISTIOD_PLAINTEXT:-1}"
+# ENABLE_DEBUG_ENDPOINT_AUTH: istiod's default (true) refuses xDS debug requests
+# (istioctl proxy-status --xds-address ... --plaintext) on the plaintext port.
+ISTIOD_DEBUG_AUTH="${ISTIOD_DEBUG_AUTH:-false}"
 
 [[ -f "$D/kubeconfig" ]] || testenv_die "no $D/kubeconfig: run testenv/up.sh first"
 [[ -x "$PILOT_DISCOVERY_BIN" ]] || testenv_die "missing $PILOT_DISCOVERY_BIN: run testenv/build.sh --istio"
@@ -119,6 +122,7 @@ testenv_log "pilot-discovery: starting ($PILOT_DISCOVERY_BIN), http :$ISTIOD_HTT
   export ISTIOD_CUSTOM_HOST=localhost
   export PILOT_ENABLE_ANALYSIS=false
   export PILOT_ENABLE_METADATA_EXCHANGE="$ISTIOD_ISTIO_FILTERS" PILOT_ENABLE_ALPN_FILTER="$ISTIOD_ISTIO_FILTERS"
+  export ENABLE_DEBUG_ENDPOINT_AUTH="$ISTIOD_DEBUG_AUTH"
   setsid "$PILOT_DISCOVERY_BIN" discovery \
     --kubeconfig "$D/kubeconfig" \
     --meshConfig "$D/istiod/mesh-does-not-exist.yaml" \
