@@ -203,17 +203,37 @@ fn flatten(error: &dyn std::error::Error) -> String {
 pub struct Direct {
     pub ip: IpAddr,
     pub limits: Limits,
+    /// Ports to connect to instead of the pod's (e.g. 15000 -> where a local Envoy's admin
+    /// really listens); empty for a real pod.
+    pub port_map: Vec<(u16, u16)>,
 }
 
 impl Direct {
     pub fn new(ip: IpAddr, limits: Limits) -> Self {
-        Direct { ip, limits }
+        Direct {
+            ip,
+            limits,
+            port_map: Vec::new(),
+        }
+    }
+
+    /// Connects to `to` whenever port `from` is asked for.
+    pub fn remap(mut self, from: u16, to: u16) -> Self {
+        self.port_map.push((from, to));
+        self
+    }
+
+    fn port(&self, port: u16) -> u16 {
+        self.port_map
+            .iter()
+            .find(|(from, _)| *from == port)
+            .map_or(port, |(_, to)| *to)
     }
 }
 
 impl Transport for Direct {
     async fn get(&self, port: u16, path: &str) -> Result<HttpResponse, ProbeError> {
-        let address = std::net::SocketAddr::new(self.ip, port);
+        let address = std::net::SocketAddr::new(self.ip, self.port(port));
         let stream = match tokio::time::timeout(
             self.limits.connect_timeout,
             tokio::net::TcpStream::connect(address),
