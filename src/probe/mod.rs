@@ -8,6 +8,7 @@ pub mod admin;
 pub mod logs;
 pub mod transport;
 
+use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -414,18 +415,29 @@ pub async fn probe_pod(cluster: &Cluster, pod: &Pod, options: &ProbeOptions) -> 
     }
 }
 
-/// Probes many pods, at most `concurrency` at a time; results come back in the pods' order.
+/// Runs `work` on every item, at most `concurrency` at a time; results keep the items' order.
+pub async fn bounded<I, F, Fut>(items: I, concurrency: usize, work: F) -> Vec<Fut::Output>
+where
+    I: IntoIterator,
+    F: FnMut(I::Item) -> Fut,
+    Fut: Future,
+{
+    futures::stream::iter(items)
+        .map(work)
+        .buffered(concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// Probes many pods, at most `concurrency` at a time (each with its own timeouts); results
+/// come back in the pods' order.
 pub async fn probe_pods(
     cluster: &Cluster,
     pods: &[Pod],
     options: &ProbeOptions,
     concurrency: usize,
 ) -> Vec<ProbeResult> {
-    futures::stream::iter(pods)
-        .map(|pod| probe_pod(cluster, pod, options))
-        .buffered(concurrency.max(1))
-        .collect()
-        .await
+    bounded(pods, concurrency, |pod| probe_pod(cluster, pod, options)).await
 }
 
 #[cfg(test)]
@@ -605,6 +617,28 @@ pub(crate) mod tests {
         let probe = probe_admin(&AdminClient::new(transport)).await;
         assert!(probe.server_info.error().unwrap().is("parse"));
         assert!(probe.stats.error().unwrap().is("http-status"));
+    }
+
+    #[tokio::test]
+    async fn bounded_concurrency_keeps_order() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let results = bounded(0..20u64, 3, |i| {
+            let running = running.clone();
+            let most = most.clone();
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(20 - i)).await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                i * 2
+            }
+        })
+        .await;
+        assert_eq!(results, (0..20).map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(most.load(Ordering::SeqCst), 3);
     }
 
     #[test]
