@@ -12,9 +12,8 @@ bin=target/release/kubectl-mesh_doctor
 size=$(du -sh "$dir" | cut -f1)
 best_wall=""; best_rss=""
 for _ in $(seq "$runs"); do
-  out=$( { /usr/bin/time -f '%e %M' "$bin" analyze -f "$dir" -o json >/dev/null 2>/dev/null; } 2>&1 || true)
-  # /usr/bin/time prints after the command's own stderr; the last line is ours.
-  line=$(printf '%s\n' "$out" | tail -n 1)
+  /usr/bin/time -o target/bench-time.txt -f '%e %M' "$bin" analyze -f "$dir" -o json >/dev/null 2>&1 || true
+  line=$(tail -n 1 target/bench-time.txt)
   wall=${line% *}; rss=${line#* }
   echo "run: ${wall}s, peak RSS ${rss} KiB" >&2
   if [[ -z "$best_wall" ]] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi

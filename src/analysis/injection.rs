@@ -1,9 +1,11 @@
 //! Injection findings: IST0102, IST0103, IST0123, IST0148 (as Istio's injection analyzer decides
-//! them) and MD0103 (injection asked for, but no webhook matches).
+//! them), MD0103 (injection asked for, but no webhook matches) and MD0204 (the revision asked
+//! for is served by no webhook; see [`control_plane::unserved_revisions`]).
 //! Differences from Istio are listed in docs/compat.md.
 
 use std::collections::BTreeMap;
 
+use crate::analysis::control_plane;
 use crate::analysis::finding::{Finding, ResourceRef};
 use crate::analysis::messages::{IST0102, IST0103, IST0123, IST0148, MD0103};
 use crate::mesh::injection::{
@@ -38,6 +40,14 @@ fn enabled_by_default(snapshot: &Snapshot, revision: &str) -> bool {
 }
 
 pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    // A revision no webhook serves is reported once per namespace (or asking pod) as MD0204,
+    // instead of MD0103 on every workload and pod.
+    let unserved = |cluster: Option<&str>, facts: PodFacts<'_>| {
+        facts.namespace_labels.is_some_and(|labels| {
+            control_plane::asks_unserved_revision(snapshot, cluster, labels, facts.labels)
+        })
+    };
+    control_plane::unserved_revisions(snapshot, out);
     for ns in &snapshot.namespaces {
         let name = ns.object.name();
         if name == "istio-system" {
@@ -85,6 +95,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
     }
 
+    let namespaces = NamespaceIndex::new(snapshot);
     for pod in &snapshot.pods {
         let spec = pod.object.spec.as_ref();
         let has_proxy = spec
@@ -96,7 +107,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         let namespace = pod.object.namespace().unwrap_or("");
         let facts = PodFacts {
             namespace,
-            namespace_labels: namespace_labels(snapshot, namespace),
+            namespace_labels: namespaces.labels(namespace),
             labels: pod.object.metadata.labels.as_ref(),
             annotations: pod.object.metadata.annotations.as_ref(),
             host_network: spec.and_then(|s| s.host_network).unwrap_or(false),
@@ -110,6 +121,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     &[full_name.into()],
                 ));
             }
+            Decision::NotInjected(Skip::NoWebhookMatches { .. })
+                if unserved(pod.origin.cluster.as_deref(), facts) => {}
             Decision::NotInjected(Skip::NoWebhookMatches { asked_by }) => out.push(Finding::new(
                 MD0103,
                 Some(ResourceRef::of(pod)),
@@ -133,7 +146,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         let meta = template.metadata.as_ref();
         let facts = PodFacts {
             namespace,
-            namespace_labels: namespace_labels(snapshot, namespace),
+            namespace_labels: namespaces.labels(namespace),
             labels: meta.and_then(|m| m.labels.as_ref()),
             annotations: meta.and_then(|m| m.annotations.as_ref()),
             host_network: template
@@ -144,6 +157,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         };
         if let Decision::NotInjected(Skip::NoWebhookMatches { asked_by }) =
             injection::decide(&facts, &snapshot.webhooks)
+            && !unserved(workload.origin.cluster.as_deref(), facts)
         {
             out.push(Finding::new(
                 MD0103,
@@ -158,13 +172,29 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     }
 }
 
-/// The labels of a namespace in the snapshot (an unlabelled namespace has an empty map).
-pub fn namespace_labels<'a>(
-    snapshot: &'a Snapshot,
-    name: &str,
-) -> Option<&'a BTreeMap<String, String>> {
-    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
-    snapshot
-        .namespace(name)
-        .map(|ns| ns.object.metadata.labels.as_ref().unwrap_or(&EMPTY))
+/// The labels of every namespace in the snapshot, by name (an unlabelled namespace has an empty map).
+pub struct NamespaceIndex<'a> {
+    labels: std::collections::HashMap<&'a str, &'a BTreeMap<String, String>>,
+}
+
+impl<'a> NamespaceIndex<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        let labels = snapshot
+            .namespaces
+            .iter()
+            .map(|ns| {
+                (
+                    ns.object.name(),
+                    ns.object.metadata.labels.as_ref().unwrap_or(&EMPTY),
+                )
+            })
+            .collect();
+        NamespaceIndex { labels }
+    }
+
+    /// `None` when the namespace is not in the snapshot.
+    pub fn labels(&self, name: &str) -> Option<&'a BTreeMap<String, String>> {
+        self.labels.get(name).copied()
+    }
 }

@@ -4,10 +4,16 @@
 use crate::analysis::finding::Finding;
 use crate::analysis::messages::{self, Level};
 use crate::error::{Error, Result};
-use crate::snapshot::{Object, Snapshot};
+use std::collections::HashMap;
+
+use crate::snapshot::{Located, Object, Snapshot};
 
 /// The annotation that suppresses codes on the resource that carries it (comma separated, `*` for all).
 pub const SUPPRESS_ANNOTATION: &str = "galley.istio.io/analyze-suppress";
+
+/// Codes about istiod that a namespace scope keeps: MD0201 is emitted only when a namespace of
+/// the input depends on that istiod, MD0205 is about the clusters analysed.
+pub const SCOPE_WIDE: &[&str] = &["MD0201", "MD0205"];
 
 /// A check that did not run, and why (RBAC denied a list, a probe timed out...).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,18 +48,21 @@ impl Report {
             .filter(move |f| f.level().reaches(threshold))
     }
 
-    /// Keeps findings about cluster-scoped resources and about `namespace`.
+    /// Keeps findings about cluster-scoped resources and about `namespace`, and the control-plane
+    /// findings ([`SCOPE_WIDE`]) that concern it although their resource is istiod's.
     pub fn keep_namespace(&mut self, namespace: &str) {
         self.findings.retain(|f| {
-            f.resource
-                .as_ref()
-                .and_then(|r| r.owning_namespace())
-                .is_none_or(|ns| ns == namespace)
+            SCOPE_WIDE.contains(&f.code())
+                || f.resource
+                    .as_ref()
+                    .and_then(|r| r.owning_namespace())
+                    .is_none_or(|ns| ns == namespace)
         });
     }
 
     /// Applies `--suppress` rules and the suppress annotation of the resources in `snapshot`.
     pub fn suppress(&mut self, rules: &[Suppression], snapshot: &Snapshot) {
+        let annotated = suppress_annotations(snapshot);
         self.findings.retain(|f| {
             let origin = f.origin().unwrap_or_default();
             if rules
@@ -62,50 +71,45 @@ impl Report {
             {
                 return false;
             }
-            !annotation_suppresses(snapshot, f)
+            let Some(r) = &f.resource else { return true };
+            let key = (
+                r.kind.as_str(),
+                r.namespace.as_deref().unwrap_or(""),
+                r.name.as_str(),
+            );
+            !annotated
+                .get(&key)
+                .is_some_and(|v| v.split(',').any(|code| code == "*" || code == f.code()))
         });
     }
 }
 
-fn annotation_suppresses(snapshot: &Snapshot, finding: &Finding) -> bool {
-    let Some(r) = &finding.resource else {
-        return false;
-    };
-    let value = annotation_of(snapshot, &r.kind, r.namespace.as_deref(), &r.name);
-    value.is_some_and(|v| {
-        v.split(',')
-            .any(|code| code == "*" || code == finding.code())
-    })
-}
-
-fn annotation_of<'a>(
-    snapshot: &'a Snapshot,
-    kind: &str,
-    namespace: Option<&str>,
-    name: &str,
-) -> Option<&'a str> {
-    fn find<'a, T: Object>(
-        items: &'a [crate::snapshot::Located<T>],
-        kind: &str,
-        ns: Option<&str>,
-        name: &str,
-    ) -> Option<&'a str> {
-        items
-            .iter()
-            .find(|o| {
-                o.object.kind() == kind
-                    && o.object.name() == name
-                    && (kind == "Namespace" || o.object.namespace() == ns)
-            })
-            .and_then(|o| o.object.annotation(SUPPRESS_ANNOTATION))
+/// (kind, namespace, name) -> the suppress annotation, for the objects that carry one.
+fn suppress_annotations(snapshot: &Snapshot) -> HashMap<(&str, &str, &str), &str> {
+    fn add<'a, T: Object>(
+        map: &mut HashMap<(&'a str, &'a str, &'a str), &'a str>,
+        items: &'a [Located<T>],
+    ) {
+        for o in items {
+            if let Some(value) = o.object.annotation(SUPPRESS_ANNOTATION) {
+                let kind = o.object.kind();
+                let namespace = if kind == "Namespace" {
+                    ""
+                } else {
+                    o.object.namespace().unwrap_or("")
+                };
+                map.insert((kind, namespace, o.object.name()), value);
+            }
+        }
     }
-    match kind {
-        "Namespace" => find(&snapshot.namespaces, kind, namespace, name),
-        "Pod" => find(&snapshot.pods, kind, namespace, name),
-        "Service" => find(&snapshot.services, kind, namespace, name),
-        "MutatingWebhookConfiguration" => find(&snapshot.webhooks, kind, namespace, name),
-        _ => find(&snapshot.workloads, kind, namespace, name),
-    }
+    let mut map = HashMap::new();
+    add(&mut map, &snapshot.namespaces);
+    add(&mut map, &snapshot.pods);
+    add(&mut map, &snapshot.services);
+    add(&mut map, &snapshot.workloads);
+    add(&mut map, &snapshot.webhooks);
+    add(&mut map, &snapshot.config_maps);
+    map
 }
 
 /// One `-S CODE=RESOURCE` rule, e.g. `IST0103=Pod shop/*`.

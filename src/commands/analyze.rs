@@ -228,6 +228,8 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
             show_cluster,
         ))?;
     }
+    // The process ends right after this: skip freeing a large snapshot piece by piece.
+    std::mem::forget(snapshot);
     if report.fails(args.failure_threshold) {
         let count = report
             .findings

@@ -84,23 +84,44 @@ fn is_manifest(path: &Path) -> bool {
 }
 
 /// Reads every path into one snapshot. All parse problems are collected, so one run names them all.
+/// Files are parsed on all cores; the result is the same as reading them one after the other.
 pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadStats), Vec<Error>> {
     let paths = expand_paths(args, options.recursive).map_err(|e| vec![e])?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut parts: Vec<(usize, FileResult)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = paths.get(i) else { break };
+                        done.push((i, load_file(path, options)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    parts.sort_by_key(|(i, _)| *i);
     let mut snapshot = Snapshot::default();
     let mut stats = LoadStats::default();
     let mut errors = Vec::new();
-    for path in &paths {
-        let (name, text) = match read_text(path) {
-            Ok(read) => read,
-            Err(e) => {
-                errors.push(e);
-                continue;
+    for (_, part) in parts {
+        match part {
+            Ok((name, part, part_stats)) => {
+                snapshot.extend(part);
+                stats.files.push(name);
+                stats.documents += part_stats.documents;
+                stats.ignored_kinds += part_stats.ignored_kinds;
             }
-        };
-        let is_json = path.extension().is_some_and(|e| e == "json");
-        let file: Arc<str> = Arc::from(name.as_str());
-        match load_text(&text, file, is_json, options, &mut snapshot, &mut stats) {
-            Ok(()) => stats.files.push(name),
             Err(mut e) => errors.append(&mut e),
         }
     }
@@ -109,6 +130,18 @@ pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadSt
     } else {
         Err(errors)
     }
+}
+
+type FileResult = Result<(String, Snapshot, LoadStats), Vec<Error>>;
+
+fn load_file(path: &Path, options: &FileOptions) -> FileResult {
+    let (name, text) = read_text(path).map_err(|e| vec![e])?;
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    let file: Arc<str> = Arc::from(name.as_str());
+    let mut snapshot = Snapshot::default();
+    let mut stats = LoadStats::default();
+    load_text(&text, file, is_json, options, &mut snapshot, &mut stats)?;
+    Ok((name, snapshot, stats))
 }
 
 fn read_text(path: &Path) -> Result<(String, String)> {

@@ -87,6 +87,12 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
     config.connect_timeout = Some(timeout);
     config.read_timeout = Some(timeout);
     config.write_timeout = Some(timeout);
+    // Lets audit logs (and our read-only test) tell mesh-doctor's requests apart.
+    if let Ok(agent) =
+        http::HeaderValue::from_str(&format!("mesh-doctor/{}", env!("CARGO_PKG_VERSION")))
+    {
+        config.headers.push((http::header::USER_AGENT, agent));
+    }
     if let Some(user) = &global.as_user {
         config.auth_info.impersonate = Some(user.clone());
     }
@@ -272,10 +278,11 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         c.list::<DaemonSet>(ns),
         c.list::<CronJob>(ns),
     );
-    let (webhooks, config_maps, istio_deployments, pdbs, slices, events, policies) = tokio::join!(
+    let (webhooks, config_maps, istio_deployments, istio_services, pdbs, slices, events, policies) = tokio::join!(
         c.list_cluster::<MutatingWebhookConfiguration>(),
         c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
         c.list::<Deployment>(Some(ISTIO_NAMESPACE)),
+        c.list::<Service>(Some(ISTIO_NAMESPACE)),
         c.list::<PodDisruptionBudget>(Some(ISTIO_NAMESPACE)),
         c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
         c.list::<Event>(ns),
@@ -331,6 +338,12 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         }
     });
     snapshot.workloads = located(not_system(workloads), &name, multi);
+    // And the Services the injection webhooks call (control-plane checks).
+    take!(istio_services, "services", |items| {
+        if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
+            snapshot.services.extend(located(items, &name, multi));
+        }
+    });
     take!(webhooks, "mutatingwebhookconfigurations", |items| {
         snapshot.webhooks = located(items, &name, multi)
     });

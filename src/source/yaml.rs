@@ -90,13 +90,13 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, SyntaxError> {
         })?;
         builder.push(event, span)?;
     }
-    let starts = separator_lines(text);
+    let layout = Layout::new(text);
     Ok(builder
         .documents
         .into_iter()
         .filter(|(value, _)| !value.is_null())
         .map(|(value, lines)| {
-            let start_line = document_start(text, &starts, lines.line);
+            let start_line = layout.document_start(lines.line);
             Document {
                 value,
                 lines,
@@ -127,30 +127,42 @@ fn line_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// Lines (1-based) that separate documents (`---`, possibly followed by a comment).
-fn separator_lines(text: &str) -> Vec<u32> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| {
-            l.strip_prefix("---")
-                .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'))
-        })
-        .map(|(i, _)| line_u32(i + 1))
-        .collect()
+/// Which lines are blank and which separate documents, computed once per file.
+struct Layout {
+    /// `blank[i]`: line i+1 is empty or whitespace.
+    blank: Vec<bool>,
+    /// Lines (1-based, ascending) that separate documents: `---`, possibly followed by a comment.
+    separators: Vec<u32>,
 }
 
-fn document_start(text: &str, separators: &[u32], content_line: u32) -> u32 {
-    let after = separators
-        .iter()
-        .copied()
-        .filter(|&s| s < content_line)
-        .max()
-        .unwrap_or(0);
-    text.lines()
-        .enumerate()
-        .skip(after as usize)
-        .find(|(_, l)| !l.trim().is_empty())
-        .map_or(content_line, |(i, _)| line_u32(i + 1))
+impl Layout {
+    fn new(text: &str) -> Self {
+        let mut blank = Vec::new();
+        let mut separators = Vec::new();
+        for (i, l) in text.lines().enumerate() {
+            blank.push(l.trim().is_empty());
+            let separator = l
+                .strip_prefix("---")
+                .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'));
+            if separator {
+                separators.push(line_u32(i + 1));
+            }
+        }
+        Layout { blank, separators }
+    }
+
+    /// The first non-blank line after the last separator before the document's first node.
+    fn document_start(&self, content_line: u32) -> u32 {
+        let before = self.separators.partition_point(|&s| s < content_line);
+        let after = if before == 0 {
+            0
+        } else {
+            self.separators[before - 1]
+        };
+        (after as usize..self.blank.len())
+            .find(|&i| !self.blank[i])
+            .map_or(content_line, |i| line_u32(i + 1))
+    }
 }
 
 enum Frame {
