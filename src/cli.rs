@@ -27,6 +27,9 @@ Examples:
   # an Envoy bootstrap, before it is deployed (also runs envoy --mode validate when found)
   kubectl mesh-doctor bootstrap validate envoy-rev.json
 
+  # client, istiod and proxy versions
+  kubectl mesh-doctor version
+
 Exit codes:
   0   nothing at or above the failure threshold
   79  findings at or above the failure threshold (with every -o format)
@@ -63,6 +66,8 @@ pub enum Command {
     Pod(crate::commands::pod::PodArgs),
     /// Check an Envoy bootstrap before it is deployed (a wrong one is a CrashLoop)
     Bootstrap(crate::commands::bootstrap::BootstrapArgs),
+    /// Client, control-plane (istiod per revision) and data-plane (proxy) versions
+    Version(crate::commands::version::VersionArgs),
 }
 
 /// Flags every command understands, named as kubectl names them (kubectl does not pass its own

@@ -12,6 +12,7 @@ use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicyPeer, Network
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 
+use crate::analysis::control_plane;
 use crate::analysis::finding::{Finding, ResourceRef};
 use crate::analysis::messages::{
     IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107,
@@ -429,11 +430,28 @@ impl<'a> Builder<'a> {
                         self.next_steps.push(self.restart_step());
                     }
                     Skip::NoWebhookMatches { asked_by } => {
-                        self.findings.push(Finding::new(
-                            MD0103,
-                            Some(self.pod_ref()),
-                            &["Pod".into(), full.into(), asked_by.into()],
-                        ));
+                        // A revision that no webhook serves is MD0204, as in `analyze`.
+                        let unserved = labels.and_then(|l| {
+                            control_plane::pod_unserved_revision(
+                                self.pod_ref(),
+                                l,
+                                self.pod.metadata.labels.as_ref(),
+                                webhooks,
+                            )
+                        });
+                        if let Some((finding, fix)) = unserved {
+                            self.findings.push(finding);
+                            self.next_steps.push(step(
+                                "Point it at a revision that is installed, then restart the pod's workload",
+                                Some(fix),
+                            ));
+                        } else {
+                            self.findings.push(Finding::new(
+                                MD0103,
+                                Some(self.pod_ref()),
+                                &["Pod".into(), full.into(), asked_by.into()],
+                            ));
+                        }
                         self.next_steps.push(step(
                             "Compare the injection webhooks' namespaceSelector and objectSelector with the labels of the namespace and the pod (a revision label istio.io/rev that no installed revision serves is the usual cause)",
                             Some(
@@ -2568,6 +2586,20 @@ pub(crate) mod tests {
         };
         let d = diagnose(&pod("web", None, true), &context, None);
         assert_eq!(d.verdict.title, "not meshed: no injection webhook matches");
+        // Revision "stable" is served by no webhook: MD0204, as `analyze` says.
+        assert_eq!(codes(&d), ["MD0204"]);
+        assert!(
+            d.next_steps.iter().any(|s| s.command.as_deref()
+                == Some("kubectl label namespace shop istio.io/rev=canary --overwrite")),
+            "{:?}",
+            d.next_steps
+        );
+        // istio-injection=enabled with only a revisioned webhook: not a revision problem.
+        let context = PodContext {
+            namespace: Lookup::Found(namespace("shop", json!({"istio-injection": "enabled"}))),
+            ..context
+        };
+        let d = diagnose(&pod("web", None, true), &context, None);
         assert_eq!(codes(&d), ["MD0103"]);
     }
 

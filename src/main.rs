@@ -38,6 +38,7 @@ fn main() -> ExitCode {
             Command::Codes(args) => commands::codes::run(args),
             Command::Pod(args) => commands::pod::run(args, &global).await,
             Command::Bootstrap(args) => commands::bootstrap::run(args, &global),
+            Command::Version(args) => commands::version::run(args, &global).await,
         }
     });
     match result {

@@ -225,19 +225,19 @@ messages! {
         "The proxy of pod %s could not be probed: %s",
         "mesh-doctor could not reach the Envoy admin port (timeout, refused, or port-forward denied).";
     MD0201 = "MD0201", "ControlPlaneNotHighlyAvailable", Warning,
-        "%s",
+        "istiod revision %q %s, and the injection webhook configuration(s) %v call it with failurePolicy Fail: %s, no pod can be created in %s. %s",
         "An injection webhook with failurePolicy Fail depends on an istiod with fewer than 2 replicas or no PodDisruptionBudget.";
     MD0202 = "MD0202", "InjectionWebhookServiceUnavailable", Error,
-        "%s",
+        "The injection webhook configuration(s) %v call Service %s, which %s: %s. %s",
         "The Service an injection webhook calls has no ready endpoints, so pods in injected namespaces cannot be created.";
     MD0203 = "MD0203", "PodCreationBlockedByInjectionWebhook", Error,
-        "%s",
+        "%s cannot create pods: the Istio injection webhook %q %s (%d time(s), first at %s, last at %s). The cause is the control plane, not %s: %s",
         "FailedCreate events show that the injection webhook is rejecting pod creation.";
     MD0204 = "MD0204", "RevisionNotServed", Warning,
-        "%s",
+        "%s asks for Istio revision %q (%s), which no injection webhook serves (served: %s): %s. %s",
         "A namespace or pod asks for an Istio revision that no injection webhook serves.";
     MD0205 = "MD0205", "ClusterIdCollision", Error,
-        "%s",
+        "CLUSTER_ID %q is used by %s (%s). istiod tells clusters apart by this ID, so it mixes up their endpoints and workloads: traffic can go to the other cluster's pods, or to none. %s",
         "Two clusters share a CLUSTER_ID, so istiod mixes their endpoints up.";
     MD0301 = "MD0301", "BootstrapUnknownGrpcCluster", Error,
         "%s sends its xDS requests to gRPC cluster %q, but %s, so Envoy refuses to start (\"Unknown gRPC client cluster\").%s",

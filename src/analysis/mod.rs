@@ -1,8 +1,10 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
+pub mod control_plane;
 pub mod finding;
 pub mod injection;
 pub mod messages;
+pub mod multicluster;
 pub mod port_names;
 pub mod proxy_image;
 pub mod report;
@@ -26,7 +28,9 @@ pub const ANALYZERS: &[Analyzer] = &[
     Analyzer {
         name: "injection",
         description: "Namespaces and pods that are (not) enabled for sidecar injection",
-        codes: &["IST0102", "IST0103", "IST0123", "IST0148", "MD0103"],
+        codes: &[
+            "IST0102", "IST0103", "IST0123", "IST0148", "MD0103", "MD0204",
+        ],
         needs: &["namespaces", "pods"],
         run: injection::analyze,
     },
@@ -43,6 +47,43 @@ pub const ANALYZERS: &[Analyzer] = &[
         codes: &["IST0118", "IST0150"],
         needs: &["services"],
         run: port_names::analyze,
+    },
+    Analyzer {
+        name: "istiod-availability",
+        description: "istiod with one replica or no PodDisruptionBudget behind an injection webhook that fails closed",
+        codes: &["MD0201"],
+        needs: &[
+            "mutatingwebhookconfigurations",
+            "deployments",
+            "poddisruptionbudgets",
+            "namespaces",
+        ],
+        run: control_plane::availability,
+    },
+    Analyzer {
+        name: "webhook-endpoints",
+        description: "Injection webhooks whose Service has no ready endpoint",
+        codes: &["MD0202"],
+        needs: &[
+            "mutatingwebhookconfigurations",
+            "endpointslices",
+            "namespaces",
+        ],
+        run: control_plane::endpoints,
+    },
+    Analyzer {
+        name: "webhook-failures",
+        description: "FailedCreate events caused by an injection webhook",
+        codes: &["MD0203"],
+        needs: &["events"],
+        run: control_plane::failed_creates,
+    },
+    Analyzer {
+        name: "cluster-id",
+        description: "Clusters analysed together (--context repeated) that share a CLUSTER_ID",
+        codes: &["MD0205"],
+        needs: &["deployments", "pods"],
+        run: multicluster::analyze,
     },
 ];
 

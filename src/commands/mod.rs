@@ -4,3 +4,4 @@ pub mod analyze;
 pub mod bootstrap;
 pub mod codes;
 pub mod pod;
+pub mod version;

@@ -220,6 +220,86 @@ fn webhook_revision(
         })
 }
 
+/// A revision asked for with `istio.io/rev`, on the namespace or on the pod itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionAsk {
+    pub revision: String,
+    /// True when the namespace label asks (it wins over the pod's label).
+    pub by_namespace: bool,
+}
+
+/// The revision a pod's injection depends on, following the selectors of Istio's `rev.namespace.`
+/// and `rev.object.` webhooks: an `istio-injection` label on the namespace (any value) takes
+/// precedence, then the namespace's `istio.io/rev`, then the pod's.
+pub fn revision_ask(
+    ns_labels: &BTreeMap<String, String>,
+    pod_labels: Option<&BTreeMap<String, String>>,
+) -> Option<RevisionAsk> {
+    if ns_labels.contains_key(INJECTION_LABEL) {
+        return None;
+    }
+    if let Some(rev) = ns_labels.get(REVISION_LABEL) {
+        return Some(RevisionAsk {
+            revision: rev.clone(),
+            by_namespace: true,
+        });
+    }
+    pod_labels
+        .and_then(|l| l.get(REVISION_LABEL))
+        .map(|rev| RevisionAsk {
+            revision: rev.clone(),
+            by_namespace: false,
+        })
+}
+
+/// The revisions and revision tags that Istio injection webhooks select with `istio.io/rev`,
+/// each with the revision a tag points to (from the `istio.io/tag` and `istio.io/rev` labels of
+/// an `istio-revision-tag-<tag>` configuration). Empty when there is no injection webhook.
+pub fn served_revisions<'a>(
+    webhooks: impl IntoIterator<Item = &'a MutatingWebhookConfiguration>,
+) -> BTreeMap<String, Option<String>> {
+    let mut served = BTreeMap::new();
+    for mwc in webhooks {
+        let labels = mwc.metadata.labels.as_ref();
+        let tag = labels.and_then(|l| l.get("istio.io/tag"));
+        let target = labels.and_then(|l| l.get(REVISION_LABEL));
+        for webhook in mwc
+            .webhooks
+            .iter()
+            .flatten()
+            .filter(|w| is_injection_webhook(w))
+        {
+            for selector in [&webhook.namespace_selector, &webhook.object_selector]
+                .into_iter()
+                .flatten()
+            {
+                let mut values: Vec<&String> = selector
+                    .match_labels
+                    .iter()
+                    .flatten()
+                    .filter(|(k, _)| *k == REVISION_LABEL)
+                    .map(|(_, v)| v)
+                    .collect();
+                for req in selector.match_expressions.iter().flatten() {
+                    if req.key == REVISION_LABEL && req.operator == "In" {
+                        values.extend(req.values.iter().flatten());
+                    }
+                }
+                for value in values {
+                    let points_to = (tag == Some(value))
+                        .then(|| target.filter(|t| *t != value).cloned())
+                        .flatten();
+                    let entry = served.entry(value.clone()).or_insert(None);
+                    if entry.is_none() {
+                        *entry = points_to;
+                    }
+                }
+            }
+        }
+    }
+    served
+}
+
 impl Skip {
     /// A sentence for people.
     pub fn explain(&self) -> String {

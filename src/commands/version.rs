@@ -1,0 +1,509 @@
+//! `kubectl mesh-doctor version`: the client's version, each control-plane revision (istiod's
+//! image version and replicas) and the data-plane proxy versions with their counts, like
+//! `istioctl version`.
+//!
+//! Versions come from image tags: istiod's `discovery` container, and the `istio-proxy`
+//! container (classic, or a native sidecar in `initContainers`) of every pod.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use clap::Args;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::ListParams;
+use serde_json::{Value, json};
+
+use crate::cli::GlobalArgs;
+use crate::commands::analyze::write_stdout;
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::mesh::injection::{REVISION_LABEL, STATUS_ANNOTATION};
+use crate::mesh::{istiod, sidecar};
+use crate::render::findings::pretty_tabs;
+use crate::snapshot::Object;
+use crate::source::live::{self, Cluster, ISTIO_NAMESPACE, ListError};
+
+const AFTER_HELP: &str = "\
+Examples:
+  kubectl mesh-doctor version
+  kubectl mesh-doctor version --client
+  kubectl mesh-doctor version -o json
+  kubectl mesh-doctor version --context east --context west
+
+The control plane is every istiod Deployment (label app=istiod), one per revision, with the
+version of its discovery container's image and its ready/desired replicas. The data plane is
+every running pod with an istio-proxy container (a sidecar or a gateway), grouped by the
+version of that container's image.
+
+Exit codes:
+  0   versions printed (what could not be read is named on stderr)
+  64  usage error
+  69  cluster unreachable, or nothing could be read from it (the client version is still printed)
+  1   anything unexpected";
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum VersionFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct VersionArgs {
+    /// Print only the client version (no cluster is contacted)
+    #[arg(long)]
+    pub client: bool,
+
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t = VersionFormat::Text)]
+    pub output: VersionFormat,
+}
+
+/// One istiod Deployment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlPlane {
+    pub revision: String,
+    pub namespace: String,
+    pub deployment: String,
+    pub image: String,
+    /// The image tag; `None` when the image has neither tag nor digest.
+    pub version: Option<String>,
+    pub replicas: i32,
+    pub ready_replicas: i32,
+}
+
+/// The proxies of one version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataPlane {
+    pub version: String,
+    pub proxies: usize,
+    /// The revisions that injected them (from `sidecar.istio.io/status` or `istio.io/rev`).
+    pub revisions: BTreeSet<String>,
+}
+
+/// What one cluster said; a part that could not be read carries the reason.
+#[derive(Clone, Debug)]
+pub struct ClusterVersions {
+    pub context: String,
+    pub server: String,
+    pub control_plane: Result<Vec<ControlPlane>, String>,
+    pub data_plane: Result<Vec<DataPlane>, String>,
+}
+
+/// The istiod Deployments among `deployments`, sorted by revision.
+pub fn control_plane(deployments: &[Deployment]) -> Vec<ControlPlane> {
+    let mut rows: Vec<ControlPlane> = deployments
+        .iter()
+        .filter_map(|d| {
+            let spec = d.spec.as_ref()?;
+            let template = &spec.template;
+            let pod_spec = template.spec.as_ref();
+            let template_labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
+            if !istiod::is_istiod(d.metadata.labels.as_ref(), template_labels, pod_spec) {
+                return None;
+            }
+            let image = pod_spec
+                .and_then(istiod::discovery_container)
+                .and_then(|c| c.image.clone())
+                .unwrap_or_default();
+            Some(ControlPlane {
+                revision: istiod::revision_of(d.metadata.labels.as_ref()),
+                namespace: d.namespace().unwrap_or("").to_string(),
+                deployment: d.name().to_string(),
+                version: istiod::image_version(&image),
+                image,
+                replicas: spec.replicas.unwrap_or(1),
+                ready_replicas: d
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.ready_replicas)
+                    .unwrap_or(0),
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (&a.revision, &a.namespace, &a.deployment).cmp(&(&b.revision, &b.namespace, &b.deployment))
+    });
+    rows
+}
+
+/// The revision that injected a pod's proxy.
+fn proxy_revision(pod: &Pod) -> Option<String> {
+    pod.annotation(STATUS_ANNOTATION)
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|v| v.get("revision")?.as_str().map(str::to_string))
+        .or_else(|| pod.label(REVISION_LABEL).map(str::to_string))
+}
+
+/// Running pods with an istio-proxy container, grouped by proxy version (most proxies first).
+pub fn data_plane(pods: &[Pod]) -> Vec<DataPlane> {
+    let mut by_version: BTreeMap<String, DataPlane> = BTreeMap::new();
+    for pod in pods {
+        let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+        if matches!(phase, Some("Succeeded" | "Failed")) {
+            continue;
+        }
+        let Some(proxy) = pod.spec.as_ref().and_then(sidecar::proxy_container) else {
+            continue;
+        };
+        let version = istiod::image_version(proxy.image()).unwrap_or_else(|| "unknown".to_string());
+        let row = by_version
+            .entry(version.clone())
+            .or_insert_with(|| DataPlane {
+                version,
+                proxies: 0,
+                revisions: BTreeSet::new(),
+            });
+        row.proxies += 1;
+        if let Some(rev) = proxy_revision(pod) {
+            row.revisions.insert(rev);
+        }
+    }
+    let mut rows: Vec<DataPlane> = by_version.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.proxies
+            .cmp(&a.proxies)
+            .then_with(|| a.version.cmp(&b.version))
+    });
+    rows
+}
+
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::from("  ");
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The text output.
+pub fn render_text(clusters: &[ClusterVersions]) -> String {
+    let mut out = format!("client version: {}\n", env!("CARGO_PKG_VERSION"));
+    for c in clusters {
+        let scope = if clusters.len() > 1 {
+            format!(" [{}]", c.context)
+        } else {
+            String::new()
+        };
+        match &c.control_plane {
+            Err(reason) => {
+                out.push_str(&format!("control plane{scope}: cannot be read: {reason}\n"))
+            }
+            Ok(rows) if rows.is_empty() => out.push_str(&format!(
+                "control plane{scope}: no istiod Deployment found (label app=istiod)\n"
+            )),
+            Ok(rows) => {
+                let versions: BTreeSet<&str> = rows
+                    .iter()
+                    .map(|r| r.version.as_deref().unwrap_or("unknown"))
+                    .collect();
+                out.push_str(&format!(
+                    "control plane version{scope}: {}\n",
+                    versions.into_iter().collect::<Vec<_>>().join(", ")
+                ));
+                let mut cells = vec![vec![
+                    "REVISION".to_string(),
+                    "DEPLOYMENT".to_string(),
+                    "VERSION".to_string(),
+                    "READY".to_string(),
+                    "IMAGE".to_string(),
+                ]];
+                for r in rows {
+                    cells.push(vec![
+                        r.revision.clone(),
+                        format!("{}/{}", r.namespace, r.deployment),
+                        r.version.clone().unwrap_or_else(|| "unknown".to_string()),
+                        format!("{}/{}", r.ready_replicas, r.replicas),
+                        r.image.clone(),
+                    ]);
+                }
+                out.push_str(&table(&cells));
+            }
+        }
+        match &c.data_plane {
+            Err(reason) => out.push_str(&format!("data plane{scope}: cannot be read: {reason}\n")),
+            Ok(rows) if rows.is_empty() => out.push_str(&format!(
+                "data plane version{scope}: none (no pod runs an istio-proxy)\n"
+            )),
+            Ok(rows) => {
+                let summary: Vec<String> = rows
+                    .iter()
+                    .map(|r| format!("{} ({} proxies)", r.version, r.proxies))
+                    .collect();
+                out.push_str(&format!(
+                    "data plane version{scope}: {}\n",
+                    summary.join(", ")
+                ));
+                let mut cells = vec![vec![
+                    "VERSION".to_string(),
+                    "PROXIES".to_string(),
+                    "REVISIONS".to_string(),
+                ]];
+                for r in rows {
+                    let revisions = if r.revisions.is_empty() {
+                        "-".to_string()
+                    } else {
+                        r.revisions.iter().cloned().collect::<Vec<_>>().join(",")
+                    };
+                    cells.push(vec![r.version.clone(), r.proxies.to_string(), revisions]);
+                }
+                out.push_str(&table(&cells));
+            }
+        }
+    }
+    out
+}
+
+/// The JSON output (tab-indented, like the other commands' JSON).
+pub fn render_json(clusters: Option<&[ClusterVersions]>) -> String {
+    let mut doc = json!({"clientVersion": {"version": env!("CARGO_PKG_VERSION")}});
+    if let Some(clusters) = clusters {
+        let items: Vec<Value> = clusters
+            .iter()
+            .map(|c| {
+                let mut item = json!({"context": c.context, "server": c.server});
+                match &c.control_plane {
+                    Ok(rows) => {
+                        item["controlPlane"] = rows
+                            .iter()
+                            .map(|r| {
+                                json!({
+                                    "revision": r.revision,
+                                    "namespace": r.namespace,
+                                    "deployment": r.deployment,
+                                    "image": r.image,
+                                    "version": r.version,
+                                    "replicas": r.replicas,
+                                    "readyReplicas": r.ready_replicas,
+                                })
+                            })
+                            .collect()
+                    }
+                    Err(reason) => item["controlPlaneError"] = reason.clone().into(),
+                }
+                match &c.data_plane {
+                    Ok(rows) => {
+                        item["dataPlane"] = rows
+                            .iter()
+                            .map(|r| {
+                                json!({
+                                    "version": r.version,
+                                    "proxies": r.proxies,
+                                    "revisions": r.revisions,
+                                })
+                            })
+                            .collect()
+                    }
+                    Err(reason) => item["dataPlaneError"] = reason.clone().into(),
+                }
+                item
+            })
+            .collect();
+        doc["clusters"] = Value::Array(items);
+    }
+    let mut text = pretty_tabs(&doc);
+    text.push('\n');
+    text
+}
+
+/// istiod Deployments in every namespace (label app=istiod), or in istio-system when listing
+/// every namespace is not allowed.
+async fn istiod_deployments(cluster: &Cluster) -> Result<Vec<Deployment>, ListError> {
+    let params = ListParams::default().labels("app=istiod");
+    let list = |api: Api<Deployment>| {
+        let params = params.clone();
+        async move {
+            tokio::time::timeout(cluster.timeout, api.list(&params))
+                .await
+                .map_err(|_| {
+                    ListError::Unreachable(format!("no answer within {:?}", cluster.timeout))
+                })?
+                .map(|l| l.items)
+                .map_err(|e| live::classify(&e))
+        }
+    };
+    match list(Api::all(cluster.client.clone())).await {
+        Err(ListError::Denied(_)) => {
+            list(Api::namespaced(cluster.client.clone(), ISTIO_NAMESPACE)).await
+        }
+        other => other,
+    }
+}
+
+async fn read_cluster(cluster: &Cluster) -> Result<ClusterVersions> {
+    let (deployments, pods) = tokio::join!(istiod_deployments(cluster), cluster.list::<Pod>(None));
+    fn part<T>(
+        result: Result<Vec<T>, ListError>,
+        unreachable: &mut Option<String>,
+    ) -> Result<Vec<T>, String> {
+        result.map_err(|e| match e {
+            ListError::Denied(reason) => reason,
+            ListError::Unreachable(reason) => unreachable.get_or_insert(reason).clone(),
+        })
+    }
+    let mut unreachable = None;
+    let control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
+    let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
+    if let Some(reason) = unreachable {
+        return Err(cluster.unreachable(reason));
+    }
+    if let (Err(a), Err(b)) = (&control, &data) {
+        return Err(Error::Cluster(format!(
+            "nothing could be read from {} ({}): deployments: {a}; pods: {b}",
+            cluster.name, cluster.server
+        )));
+    }
+    for (what, result) in [
+        ("istiod deployments", control.as_ref().err()),
+        ("pods", data.as_ref().err()),
+    ] {
+        if let Some(reason) = result {
+            eprintln!("warning: cannot list {what} in {}: {reason}", cluster.name);
+        }
+    }
+    Ok(ClusterVersions {
+        context: cluster.name.clone(),
+        server: cluster.server.clone(),
+        control_plane: control,
+        data_plane: data,
+    })
+}
+
+pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
+    if args.client {
+        let text = match args.output {
+            VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
+            VersionFormat::Json => render_json(None),
+        };
+        write_stdout(&text)?;
+        return Ok(exit::OK);
+    }
+    let contexts: Vec<Option<&str>> = if global.context.is_empty() {
+        vec![None]
+    } else {
+        global.context.iter().map(|c| Some(c.as_str())).collect()
+    };
+    let mut clusters = Vec::new();
+    let mut failure = None;
+    for context in contexts {
+        let result = match live::connect(global, context).await {
+            Ok(cluster) => read_cluster(&cluster).await,
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(c) => clusters.push(c),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let text = match args.output {
+        VersionFormat::Text => render_text(&clusters),
+        VersionFormat::Json => render_json(Some(&clusters)),
+    };
+    write_stdout(&text)?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(exit::OK),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(yaml: &str) -> Deployment {
+        let doc = crate::source::yaml::parse_stream(yaml)
+            .unwrap()
+            .remove(0)
+            .value;
+        serde_json::from_value(doc).unwrap()
+    }
+
+    fn pod(image: &str, native: bool, revision: &str) -> Pod {
+        let container = json!({"name": "istio-proxy", "image": image});
+        let spec = if native {
+            let mut c = container;
+            c["restartPolicy"] = "Always".into();
+            json!({"containers": [{"name": "app", "image": "nginx"}], "initContainers": [c]})
+        } else {
+            json!({"containers": [{"name": "app", "image": "nginx"}, container]})
+        };
+        serde_json::from_value(json!({
+            "metadata": {"name": "p", "namespace": "shop",
+                "annotations": {"sidecar.istio.io/status": format!("{{\"revision\":\"{revision}\"}}")}},
+            "spec": spec,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn control_plane_rows() {
+        let d = deployment(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: istiod-canary, namespace: istio-system, labels: {app: istiod, istio.io/rev: canary}}\n\
+             spec:\n  replicas: 2\n  selector: {matchLabels: {app: istiod}}\n  template:\n    metadata: {labels: {app: istiod}}\n    spec:\n      containers:\n      - {name: discovery, image: docker.io/istio/pilot:1.31.0}\n\
+             status: {readyReplicas: 1}\n",
+        );
+        let other = deployment(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {}\n  template:\n    spec:\n      containers:\n      - {name: web, image: nginx:1.27}\n",
+        );
+        let rows = control_plane(&[other, d]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].revision, "canary");
+        assert_eq!(rows[0].version.as_deref(), Some("1.31.0"));
+        assert_eq!((rows[0].ready_replicas, rows[0].replicas), (1, 2));
+    }
+
+    #[test]
+    fn data_plane_rows_group_by_version() {
+        let pods = [
+            pod("docker.io/istio/proxyv2:1.30.3", false, "default"),
+            pod("docker.io/istio/proxyv2:1.30.3", true, "stable"),
+            pod("docker.io/istio/proxyv2:1.29.1-distroless", false, "old"),
+        ];
+        let rows = data_plane(&pods);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].version, "1.30.3");
+        assert_eq!(rows[0].proxies, 2);
+        assert_eq!(
+            rows[0].revisions.iter().cloned().collect::<Vec<_>>(),
+            ["default", "stable"]
+        );
+        assert_eq!(rows[1].version, "1.29.1");
+        let text = render_text(&[ClusterVersions {
+            context: "c".into(),
+            server: "s".into(),
+            control_plane: Ok(Vec::new()),
+            data_plane: Ok(rows),
+        }]);
+        assert!(
+            text.contains("data plane version: 1.30.3 (2 proxies), 1.29.1 (1 proxies)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("control plane: no istiod Deployment found"),
+            "{text}"
+        );
+    }
+}
