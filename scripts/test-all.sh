@@ -20,8 +20,12 @@ cargo clippy --all-targets --quiet -- -D warnings
 echo "== starting the test cluster" >&2
 testenv/down.sh >/dev/null 2>&1 || true
 testenv/up.sh
-trap 'testenv/down.sh || true' EXIT
+trap 'env -u TESTENV_DIR TESTENV_NAME=second testenv/down.sh >/dev/null 2>&1 || true; testenv/down.sh || true' EXIT
 export MESH_DOCTOR_TESTENV="$TESTENV_DIR"
+# A second cluster (the same binaries, another port and --etcd-prefix) for the multi-cluster tests.
+env -u TESTENV_DIR TESTENV_NAME=second testenv/down.sh >/dev/null 2>&1 || true
+MESH_DOCTOR_TESTENV_SECOND="$(env -u TESTENV_DIR TESTENV_NAME=second testenv/up.sh | sed -n 's/^export TESTENV_DIR=//p')"
+export MESH_DOCTOR_TESTENV_SECOND
 
 echo "== all tests, end-to-end ones included" >&2
 cargo test --all-targets -- --include-ignored
