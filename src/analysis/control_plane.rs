@@ -160,11 +160,14 @@ fn selector_labels(
     labels
 }
 
+/// The labels of the pods and pod templates of each (cluster, namespace).
+type PodLabelIndex<'a> = HashMap<(Option<&'a str>, &'a str), Vec<&'a BTreeMap<String, String>>>;
+
 /// Finds the namespaces whose new pods go through a webhook. The labels of every pod and pod
 /// template, by cluster and namespace, are indexed once, and only when an object selector needs them.
 struct Dependents<'a> {
     snapshot: &'a Snapshot,
-    pod_labels: OnceCell<HashMap<(Option<&'a str>, &'a str), Vec<&'a BTreeMap<String, String>>>>,
+    pod_labels: OnceCell<PodLabelIndex<'a>>,
 }
 
 impl<'a> Dependents<'a> {
@@ -175,9 +178,7 @@ impl<'a> Dependents<'a> {
         }
     }
 
-    fn pod_labels(
-        &self,
-    ) -> &HashMap<(Option<&'a str>, &'a str), Vec<&'a BTreeMap<String, String>>> {
+    fn pod_labels(&self) -> &PodLabelIndex<'a> {
         self.pod_labels.get_or_init(|| {
             static EMPTY: BTreeMap<String, String> = BTreeMap::new();
             let mut index: HashMap<_, Vec<_>> = HashMap::new();
