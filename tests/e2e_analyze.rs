@@ -22,7 +22,10 @@ const APP_ONLY: &str = "  containers:\n  - name: app\n    image: example/app:1\n
 const CLASSIC: &str = "  containers:\n  - name: app\n    image: example/app:1\n  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n";
 const NATIVE: &str = "  initContainers:\n  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n    restartPolicy: Always\n  containers:\n  - name: app\n    image: example/app:1\n";
 
-/// Istio's default-revision injection webhooks, plus the rev.* ones for `revision`.
+const ISTIOD_READY: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: istiod-e2e-analyze\n  namespace: istio-system\n  labels: {kubernetes.io/service-name: istiod}\naddressType: IPv4\nendpoints:\n- addresses: [10.244.0.2]\n  conditions: {ready: true}\nports:\n- {name: https-webhook, port: 15017, protocol: TCP}\n---\n";
+
+/// Istio's default-revision injection webhooks, plus the rev.* ones for `revision`, and a ready
+/// endpoint for the Service they call (istiod is up; without one, MD0202 reports an outage).
 fn webhooks(name: &str, revision: &str) -> String {
     let hook = |hook: &str, ns: &str, obj: &str| {
         format!(
@@ -31,7 +34,7 @@ fn webhooks(name: &str, revision: &str) -> String {
     };
     let not_false = "[{key: sidecar.istio.io/inject, operator: NotIn, values: [\"false\"]}]";
     format!(
-        "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}\n  labels: {{istio.io/rev: default, app: sidecar-injector}}\nwebhooks:\n{}{}{}---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}-{revision}\n  labels: {{istio.io/rev: {revision}, app: sidecar-injector}}\nwebhooks:\n{}---\n",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}\n  labels: {{istio.io/rev: default, app: sidecar-injector}}\nwebhooks:\n{}{}{}---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}-{revision}\n  labels: {{istio.io/rev: {revision}, app: sidecar-injector}}\nwebhooks:\n{}---\n{ISTIOD_READY}",
         hook(
             "namespace",
             "[{key: istio-injection, operator: In, values: [enabled]}]",
