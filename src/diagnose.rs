@@ -1133,6 +1133,20 @@ impl<'a> Builder<'a> {
             .unwrap_or_default()
     }
 
+    /// True when an injection webhook calling istiod (or istiod-<rev>) fails closed.
+    fn istiod_webhook_fails_closed(&self) -> bool {
+        let Some(configs) = self.ctx.webhooks.found() else {
+            return false;
+        };
+        configs
+            .iter()
+            .flat_map(|c| c.object.webhooks.iter().flatten())
+            .filter(|w| injection::is_injection_webhook(w))
+            .filter(|w| w.failure_policy.as_deref().is_none_or(|p| p == "Fail"))
+            .filter_map(|w| w.client_config.service.as_ref())
+            .any(|s| s.namespace == ISTIO_NAMESPACE && s.name.starts_with("istiod"))
+    }
+
     fn check_istiod_endpoints(&mut self) {
         const NAME: &str = "istiod has ready endpoints";
         let c = match (&self.ctx.istio_endpoint_slices, self.istiod_slices()) {
@@ -1185,6 +1199,12 @@ impl<'a> Builder<'a> {
                     "kubectl -n {ISTIO_NAMESPACE} describe pods -l app=istiod"
                 )),
             ));
+            if self.istiod_webhook_fails_closed() {
+                self.next_steps.push(step(
+                    "Until then no new pod can be created where its injection webhook applies (failurePolicy Fail, MD0202); list those namespaces",
+                    Some("kubectl mesh-doctor analyze -A --analyzer webhook-endpoints".to_string()),
+                ));
+            }
         }
         self.checks.push(c);
     }
@@ -2161,6 +2181,32 @@ pub(crate) mod tests {
         assert_eq!(d.verdict.kind, VerdictKind::WaitingForControlPlane);
         assert_eq!(d.verdict.title, "waiting for istiod");
         assert_eq!(codes(&d), ["MD0102"]);
+        assert!(
+            !d.next_steps.iter().any(|s| s.text.contains("MD0202")),
+            "no injection webhook in this context"
+        );
+        // With an injection webhook that fails closed, new pods are blocked too: say so.
+        let webhook: MutatingWebhookConfiguration = from_json(json!({
+            "metadata": {"name": "istio-sidecar-injector"},
+            "webhooks": [{
+                "name": "namespace.sidecar-injector.istio.io",
+                "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": "Fail",
+                "clientConfig": {"service": {"name": "istiod", "namespace": "istio-system"}}
+            }]
+        }));
+        let with_webhook = PodContext {
+            webhooks: Lookup::Found(vec![Located::new(webhook)]),
+            istio_endpoint_slices: Lookup::Found(vec![istiod_slice(false)]),
+            ..good_context()
+        };
+        let blocked = diagnose(&pod, &with_webhook, Some(&probe));
+        assert!(
+            blocked.next_steps.iter().any(|s| s.text.contains("MD0202")
+                && s.command.as_deref()
+                    == Some("kubectl mesh-doctor analyze -A --analyzer webhook-endpoints")),
+            "{:?}",
+            blocked.next_steps
+        );
         assert_eq!(
             d.findings[0].message,
             "The sidecar of pod shop/web-wait is running but has no configuration from istiod: state PRE_INITIALIZING, 15021 not ready (connection refused), not connected to istiod (control_plane.connected_state 0)"
