@@ -240,3 +240,30 @@ fn codes_lists_every_code() {
         assert!(stdout.contains(m.code), "{} missing", m.code);
     }
 }
+
+#[test]
+fn sidecar_runtime_checks_are_listed_documented_and_can_be_turned_off() {
+    let (stdout, _, code) = run(&["analyze", "--help"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("--probe[=<BOOL>]"), "{stdout}");
+    assert!(stdout.contains("--probe-timeout <DURATION>"), "{stdout}");
+    assert!(stdout.contains("--probe=false turns this off"), "{stdout}");
+    let (stdout, _, code) = run(&["analyze", "--list-analyzers"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("* sidecar-runtime:") && stdout.contains("(MD0101, MD0102,"),
+        "{stdout}"
+    );
+    // Files are never probed; the name is a known analyzer; a bad bool is a usage error.
+    let (_, _, code) = run(&[
+        "analyze",
+        "-f",
+        INJECTION,
+        "--analyzer",
+        "sidecar-runtime",
+        "--probe=false",
+    ]);
+    assert_eq!(code, 0);
+    let (_, stderr, code) = run(&["analyze", "-f", INJECTION, "--probe=maybe"]);
+    assert_eq!(code, 64, "{stderr}");
+}

@@ -8,6 +8,7 @@ pub mod multicluster;
 pub mod port_names;
 pub mod proxy_image;
 pub mod report;
+pub mod runtime;
 
 use crate::snapshot::Snapshot;
 pub use finding::{Finding, ResourceRef};

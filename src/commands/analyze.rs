@@ -1,14 +1,17 @@
 //! `kubectl mesh-doctor analyze`: findings for manifest files or a live cluster.
 
+mod runtime;
+
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
 use crate::analysis::messages::Level;
 use crate::analysis::report::Suppression;
 use crate::analysis::{self, ANALYZERS, Finding, Report};
-use crate::cli::GlobalArgs;
+use crate::cli::{GlobalArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::render::findings::{self, Format};
@@ -38,6 +41,12 @@ as the pods they will create after the injection webhook ran; Pods are pods that
 Unlike istioctl, Pods, Namespaces and Services in files are analysed.
 
 The default failure threshold is Warning (istioctl's is Error, which never fails on IST0103).
+
+On a live cluster, the sidecars of injected pods that the pod list already flags (istio-proxy
+not ready, restarting, or waiting) are probed as `pod NAME` probes them (port-forward to the
+admin port and 15021, the istio-proxy logs), 16 at a time, and their runtime findings are
+added: MD0101 bootstrap crash, MD0102 waiting for istiod, MD0104-MD0107. A progress line is
+shown on a terminal. --probe=false turns this off (no port-forward, no log reads).
 
 Exit codes:
   0   nothing at or above the failure threshold
@@ -98,6 +107,15 @@ pub struct AnalyzeArgs {
     /// A MeshConfig YAML file (overrides the cluster's `istio` ConfigMap)
     #[arg(long, alias = "meshConfigFile", value_name = "PATH")]
     pub mesh_config: Option<PathBuf>,
+
+    /// Probe the sidecars of flagged injected pods on a live cluster (--probe=false: API only)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    pub probe: bool,
+
+    /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub probe_timeout: Duration,
 }
 
 fn parse_level(text: &str) -> Result<Level, String> {
@@ -133,12 +151,19 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
                 a.codes.join(", ")
             ));
         }
+        out.push_str(&format!(
+            "* {}:\n    {} ({})\n",
+            analysis::runtime::NAME,
+            analysis::runtime::DESCRIPTION,
+            analysis::runtime::CODES.join(", ")
+        ));
         write_stdout(&out)?;
         return Ok(exit::OK);
     }
     for name in &args.analyzer {
-        if !ANALYZERS.iter().any(|a| a.name == name) {
-            let known: Vec<&str> = ANALYZERS.iter().map(|a| a.name).collect();
+        if !ANALYZERS.iter().any(|a| a.name == name) && name != analysis::runtime::NAME {
+            let mut known: Vec<&str> = ANALYZERS.iter().map(|a| a.name).collect();
+            known.push(analysis::runtime::NAME);
             return Err(Error::Usage(format!(
                 "unknown analyzer {name:?}; known analyzers: {}",
                 known.join(", ")
@@ -191,6 +216,15 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     }
 
     let mut report: Report = analysis::run(&snapshot, &args.analyzer);
+    let runtime_wanted =
+        args.analyzer.is_empty() || args.analyzer.iter().any(|a| a == analysis::runtime::NAME);
+    if use_kube && args.probe && runtime_wanted {
+        let options = crate::probe::ProbeOptions::with_timeout(args.probe_timeout);
+        let outcome = runtime::check(global, &snapshot, &options).await?;
+        report.findings.extend(outcome.findings);
+        report.skipped.extend(outcome.skipped);
+        report.sort_and_dedup();
+    }
     // A live namespace scope keeps findings about that namespace (and cluster-scoped ones);
     // files are analysed whole unless -n narrows them.
     if !args.all_namespaces && (use_kube || global.namespace.is_some()) {

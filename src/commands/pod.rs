@@ -111,7 +111,7 @@ fn pod_name(text: &str) -> Result<&str> {
 }
 
 /// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
-fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
+pub(crate) fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     match result {
         Ok(Some(v)) => Lookup::Found(v),
         Ok(None) => Lookup::Missing,
