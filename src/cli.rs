@@ -27,6 +27,9 @@ Examples:
   # an Envoy bootstrap, before it is deployed (also runs envoy --mode validate when found)
   kubectl mesh-doctor bootstrap validate envoy-rev.json
 
+  # where each part of a pod's bootstrap comes from, checked and compared with its Envoy
+  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop
+
   # client, istiod and proxy versions
   kubectl mesh-doctor version
 
@@ -64,7 +67,8 @@ pub enum Command {
     Codes(crate::commands::codes::CodesArgs),
     /// Why is this pod not meshed, crashing, or stuck at 1/2? (probes its sidecar)
     Pod(crate::commands::pod::PodArgs),
-    /// Check an Envoy bootstrap before it is deployed (a wrong one is a CrashLoop)
+    /// Check an Envoy bootstrap before it is deployed, or explain a live pod's (a wrong one is
+    /// a CrashLoop)
     Bootstrap(crate::commands::bootstrap::BootstrapArgs),
     /// Client, control-plane (istiod per revision) and data-plane (proxy) versions
     Version(crate::commands::version::VersionArgs),

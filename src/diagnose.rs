@@ -718,9 +718,34 @@ impl<'a> Builder<'a> {
             ));
         }
         self.next_steps.push(step(
-            "Check a bootstrap file before deploying it",
-            Some("kubectl mesh-doctor bootstrap validate envoy-rev.json".to_string()),
+            "See where each part of this pod's bootstrap comes from (node.id, metadata, token, root certificate, bootstrapOverride), checked",
+            Some(format!(
+                "kubectl mesh-doctor bootstrap explain {} -n {}",
+                self.name, self.namespace
+            )),
         ));
+        let names_a_cluster = signatures.iter().any(|s| {
+            matches!(
+                s,
+                Signature::UnknownGrpcCluster
+                    | Signature::DuplicateCluster
+                    | Signature::RouteToUnknownCluster
+            )
+        });
+        if names_a_cluster {
+            self.next_steps.push(step(
+                "The log names a cluster: validate the bootstrap pilot-agent wrote (copy it while istio-proxy is up between restarts)",
+                Some(format!(
+                    "kubectl -n {} exec {} -c istio-proxy -- cat /etc/istio/proxy/envoy-rev.json > envoy-rev.json && kubectl mesh-doctor bootstrap validate envoy-rev.json",
+                    self.namespace, self.name
+                )),
+            ));
+        } else {
+            self.next_steps.push(step(
+                "Check a bootstrap file before deploying it",
+                Some("kubectl mesh-doctor bootstrap validate envoy-rev.json".to_string()),
+            ));
+        }
     }
 
     /// When no signature explains a crash: the last lines of the log, or why there is none.
@@ -2094,6 +2119,11 @@ pub(crate) mod tests {
         assert!(d.evidence[0].text.contains("7 restart(s)"));
         assert!(d.next_steps.iter().any(|s| s.command.as_deref()
             == Some("kubectl -n shop logs web-crash -c istio-proxy --previous --tail 50")));
+        // Links to the bootstrap checks; the log names a cluster, so the dumped bootstrap too.
+        assert!(d.next_steps.iter().any(|s| s.command.as_deref()
+            == Some("kubectl mesh-doctor bootstrap explain web-crash -n shop")));
+        assert!(d.next_steps.iter().any(|s| s.command.as_deref()
+            == Some("kubectl -n shop exec web-crash -c istio-proxy -- cat /etc/istio/proxy/envoy-rev.json > envoy-rev.json && kubectl mesh-doctor bootstrap validate envoy-rev.json")));
         assert!(d.fails(Level::Error));
         // Runtime checks of the control plane do not apply to a crash.
         assert!(d.checks.is_empty());

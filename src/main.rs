@@ -37,7 +37,7 @@ fn main() -> ExitCode {
             Command::Analyze(args) => commands::analyze::run(args, &global).await,
             Command::Codes(args) => commands::codes::run(args),
             Command::Pod(args) => commands::pod::run(args, &global).await,
-            Command::Bootstrap(args) => commands::bootstrap::run(args, &global),
+            Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
             Command::Version(args) => commands::version::run(args, &global).await,
         }
     });

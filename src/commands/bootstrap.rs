@@ -1,6 +1,11 @@
 //! `kubectl mesh-doctor bootstrap validate`: finds the mistakes in an Envoy bootstrap that make
 //! `istio-proxy` crash at start, before the bootstrap is deployed, and (when an Envoy binary is
 //! at hand) shows what a real `envoy --mode validate` says about the same file.
+//!
+//! `kubectl mesh-doctor bootstrap explain POD` (in [`explain`]): where each part of a live pod's
+//! bootstrap comes from, checked, and compared with what its running Envoy loaded.
+
+pub mod explain;
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
@@ -73,6 +78,10 @@ pub enum BootstrapCommand {
     /// Check an Envoy bootstrap (JSON or YAML) for the mistakes that crash istio-proxy at start
     #[command(after_help = VALIDATE_AFTER_HELP)]
     Validate(ValidateArgs),
+    /// Where each part of a live pod's bootstrap comes from (node.id, metadata, token, root
+    /// certificate, bootstrapOverride), checked and compared with its running Envoy
+    #[command(after_help = explain::EXPLAIN_AFTER_HELP)]
+    Explain(explain::ExplainArgs),
 }
 
 #[derive(Debug, Args)]
@@ -116,9 +125,10 @@ fn parse_level(text: &str) -> Result<Level, String> {
     Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
 }
 
-pub fn run(args: BootstrapArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: BootstrapArgs, global: &GlobalArgs) -> Result<u8> {
     match args.command {
         BootstrapCommand::Validate(args) => validate(args, global),
+        BootstrapCommand::Explain(args) => explain::run(args, global).await,
     }
 }
 

@@ -1,0 +1,624 @@
+//! `kubectl mesh-doctor bootstrap explain POD`: where each part of a live pod's Envoy bootstrap
+//! comes from, whether it is right, and (when the proxy answers) whether the running Envoy has
+//! what the pod spec says it should.
+//!
+//! Reads the pod, the ConfigMaps its bootstrap depends on (istio-ca-root-cert in its namespace,
+//! the bootstrapOverride ConfigMap it names, the mesh ConfigMap in istio-system), asks the
+//! proxy's admin port for /config_dump (bootstrap section), then hands everything to the pure
+//! [`bootstrap_inputs::explain_pod`] and renders.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use clap::Args;
+use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::Api;
+use serde_json::Value;
+
+use crate::cli::{GlobalArgs, parse_duration};
+use crate::commands::analyze::write_stdout;
+use crate::commands::pod::get_pod;
+use crate::diagnose::{ISTIO_NAMESPACE, Lookup, ROOT_CERT_CONFIG_MAP};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::mesh::bootstrap_inputs::{
+    self, BOOTSTRAP_OVERRIDE_ANNOTATION, BOOTSTRAP_OVERRIDE_KEY, Explanation, Group, Ingredient,
+    LiveBootstrap, Status, Surroundings,
+};
+use crate::mesh::sidecar;
+use crate::probe::admin::url_encode;
+use crate::probe::transport::{Direct, Limits, PortForward, Transport};
+use crate::render::findings::pretty_tabs;
+use crate::render::style::{Stream, Styles};
+use crate::source::live::{self, Cluster, ListError};
+
+pub const EXPLAIN_AFTER_HELP: &str = "\
+What it shows, each with its value, its source and a check:
+  node.id          <type>~<pod IP>~<pod name>.<namespace>~<domain>: the proxy type from
+                   `pilot-agent proxy <type>`, INSTANCE_IP (status.podIP), POD_NAME,
+                   POD_NAMESPACE and the --domain argument; checked against the pod and
+                   against what istiod accepts
+  node and control plane
+                   node.cluster, the discovery address, CA_ADDR, the certificate provider,
+                   the admin, status, health and Prometheus ports, the ADS cluster; application
+                   ports that collide with the sidecar's
+  node.metadata    every ISTIO_META_* variable (and proxyMetadata); CLUSTER_ID must be set
+  credentials      the projected istio-token (its audience must be istio-ca) and the
+                   istio-ca-root-cert ConfigMap (it must exist, with root-cert.pem)
+  custom bootstrap the sidecar.istio.io/bootstrapOverride ConfigMap: it must exist, and its
+                   custom_bootstrap.json, merged over pilot-agent's bootstrap as Envoy merges
+                   it, must pass the `bootstrap validate` checks
+  live bootstrap   node.id, node.cluster, the admin port, the ADS cluster and the metadata
+                   compared with /config_dump of the running Envoy; when the proxy does not
+                   answer, \"live bootstrap: not available (<reason>)\" (never fatal)
+
+The admin port is reached with a port-forward through the API server (needs `create` on
+pods/portforward), or with --direct on the pod IP when mesh-doctor runs inside the cluster.
+
+Examples:
+  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop
+  kubectl mesh-doctor bootstrap explain pod/web-7d4b9 -n shop -o json
+  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop --direct --timeout 2s
+
+Exit codes:
+  0   no check failed at Error level (warnings and live differences alone pass)
+  79  a check failed at Error level (with every -o format)
+  64  usage error
+  65  the pod does not exist in the namespace, or has no pilot-agent istio-proxy
+  69  cluster unreachable, or the pod cannot be read (access denied)
+  1   anything unexpected";
+
+/// Values longer than this are cut in the text output (`-o json` has them whole).
+const VALUE_WIDTH: usize = 64;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExplainFormat {
+    /// Tables of ingredient | value | source | check, problems, and the live comparison
+    #[default]
+    Text,
+    /// One JSON document: ingredients, override problems, notes, the live comparison, passed
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The pod (NAME or pod/NAME), in -n NAMESPACE or the context's namespace
+    #[arg(value_name = "POD")]
+    pub pod: String,
+
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text)]
+    pub output: ExplainFormat,
+
+    /// Connect to the pod IP instead of port-forwarding through the API server (for running
+    /// inside the cluster, e.g. as a Job)
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Time allowed to connect to the admin port, and for /config_dump to answer
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+}
+
+/// `NAME`, `pod/NAME` or `pods/NAME`.
+fn pod_name(text: &str) -> Result<&str> {
+    let name = text
+        .strip_prefix("pod/")
+        .or_else(|| text.strip_prefix("pods/"))
+        .unwrap_or(text);
+    if name.is_empty() || name.contains('/') {
+        return Err(Error::Usage(format!(
+            "invalid pod name {text:?}: give NAME or pod/NAME, and the namespace with -n"
+        )));
+    }
+    Ok(name)
+}
+
+fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
+    match result {
+        Ok(Some(v)) => Lookup::Found(v),
+        Ok(None) => Lookup::Missing,
+        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+    }
+}
+
+pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
+    if global.context.len() > 1 {
+        return Err(Error::Usage(
+            "bootstrap explain examines one pod: give at most one --context".to_string(),
+        ));
+    }
+    let name = pod_name(&args.pod)?.to_string();
+    let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
+    let namespace = global
+        .namespace
+        .clone()
+        .unwrap_or_else(|| cluster.default_namespace.clone());
+    tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "explaining the bootstrap");
+    let pod = get_pod(&cluster, &namespace, &name).await?;
+    let (around, mut notes) = surroundings(&cluster, &pod, &namespace).await;
+
+    // The admin port the proxy really has (proxy.istio.io/config may move it).
+    let inputs = bootstrap_inputs::explain(&pod, &around.mesh_config_maps)
+        .map_err(|e| not_meshed(&namespace, &name, &e))?;
+    let admin_port = inputs
+        .get("admin port")
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(crate::probe::admin::ADMIN_PORT);
+    let live = live_bootstrap(&cluster, &pod, admin_port, &args).await;
+
+    let mut explanation = bootstrap_inputs::explain_pod(&pod, &around, live)
+        .map_err(|e| not_meshed(&namespace, &name, &e))?;
+    explanation.notes.append(&mut notes);
+
+    let text = match args.output {
+        ExplainFormat::Json => json_text(&explanation),
+        ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
+    };
+    write_stdout(&text)?;
+    summary(
+        &explanation,
+        &Styles::new(global.color.enabled(Stream::Stderr)),
+    );
+    Ok(if explanation.failed() {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+fn not_meshed(namespace: &str, name: &str, e: &bootstrap_inputs::NotMeshed) -> Error {
+    Error::Data(format!(
+        "pod {namespace}/{name} has no Envoy bootstrap to explain: {e} (`kubectl mesh-doctor pod {name} -n {namespace}` tells why)"
+    ))
+}
+
+/// Reads the ConfigMaps the bootstrap depends on, concurrently. What cannot be read becomes a
+/// note (mesh ConfigMaps) or an `Unknown` check.
+async fn surroundings(
+    cluster: &Cluster,
+    pod: &Pod,
+    namespace: &str,
+) -> (Surroundings, Vec<String>) {
+    let c = cluster;
+    let in_namespace = || Api::<ConfigMap>::namespaced(c.client.clone(), namespace);
+    let in_istio = || Api::<ConfigMap>::namespaced(c.client.clone(), ISTIO_NAMESPACE);
+    let revision = pod
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("istio.io/rev"))
+        .filter(|r| !r.is_empty() && *r != "default")
+        .map(|r| format!("istio-{r}"));
+    let override_name = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(BOOTSTRAP_OVERRIDE_ANNOTATION))
+        .cloned();
+    let (mesh, mesh_revision, root_cert, custom) = tokio::join!(
+        c.get_opt(in_istio(), "istio"),
+        async {
+            match &revision {
+                Some(name) => Some(c.get_opt(in_istio(), name).await),
+                None => None,
+            }
+        },
+        c.get_opt(in_namespace(), ROOT_CERT_CONFIG_MAP),
+        async {
+            match &override_name {
+                Some(name) if !name.is_empty() => Some(c.get_opt(in_namespace(), name).await),
+                Some(_) => Some(Ok(None)),
+                None => None,
+            }
+        },
+    );
+    let mut notes = Vec::new();
+    let mut mesh_config_maps = Vec::new();
+    for (name, result) in [("istio".to_string(), Some(mesh))]
+        .into_iter()
+        .chain(revision.clone().map(|r| (r, mesh_revision)))
+    {
+        match result {
+            Some(Ok(Some(cm))) => mesh_config_maps.push(cm),
+            Some(Ok(None)) | None => {}
+            Some(Err(ListError::Denied(reason) | ListError::Unreachable(reason))) => {
+                notes.push(format!(
+                    "the mesh ConfigMap {ISTIO_NAMESPACE}/{name} could not be read ({reason}): its defaultConfig is not taken into account"
+                ));
+            }
+        }
+    }
+    (
+        Surroundings {
+            mesh_config_maps,
+            root_cert: lookup(root_cert),
+            bootstrap_override: custom.map(lookup),
+        },
+        notes,
+    )
+}
+
+/// Why the proxy is not asked: its container is not running.
+fn not_running(pod: &Pod) -> Option<String> {
+    let status = sidecar::proxy_status(pod)?;
+    let state = status.state.as_ref()?;
+    if state.running.is_some() {
+        return None;
+    }
+    if let Some(waiting) = &state.waiting {
+        return Some(format!(
+            "istio-proxy is not running ({})",
+            waiting.reason.as_deref().unwrap_or("waiting")
+        ));
+    }
+    if let Some(terminated) = &state.terminated {
+        return Some(format!(
+            "istio-proxy is not running (terminated, exit code {})",
+            terminated.exit_code
+        ));
+    }
+    None
+}
+
+/// The bootstrap the running Envoy loaded, from its admin port.
+async fn live_bootstrap(
+    cluster: &Cluster,
+    pod: &Pod,
+    admin_port: u16,
+    args: &ExplainArgs,
+) -> LiveBootstrap {
+    if let Some(reason) = not_running(pod) {
+        return Err(reason);
+    }
+    let limits = Limits {
+        connect_timeout: args.timeout,
+        request_timeout: args.timeout,
+        ..Limits::default()
+    };
+    let path = format!("/config_dump?mask={}", url_encode("bootstrap"));
+    if args.direct {
+        let ip = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.pod_ip.as_deref())
+            .and_then(|ip| ip.parse::<IpAddr>().ok())
+            .ok_or_else(|| "the pod has no IP address yet".to_string())?;
+        fetch(&Direct::new(ip, limits), admin_port, &path).await
+    } else {
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        let transport = PortForward::new(cluster.client.clone(), namespace, name, limits);
+        fetch(&transport, admin_port, &path).await
+    }
+}
+
+async fn fetch<T: Transport>(transport: &T, port: u16, path: &str) -> LiveBootstrap {
+    let response = transport
+        .get(port, path)
+        .await
+        .map_err(|e| format!("admin port {port}: {e}"))?;
+    if response.status != 200 {
+        let body = response.snippet();
+        return Err(if body.trim().is_empty() {
+            format!("/config_dump answered HTTP {}", response.status)
+        } else {
+            format!("/config_dump answered HTTP {}: {body}", response.status)
+        });
+    }
+    let dump: Value = serde_json::from_slice(&response.body)
+        .map_err(|e| format!("/config_dump is not JSON: {e}"))?;
+    let bootstrap = bootstrap_inputs::bootstrap_of_config_dump(&dump)
+        .cloned()
+        .ok_or_else(|| "/config_dump has no bootstrap section".to_string())?;
+    Ok((
+        format!("/config_dump through {}", transport.describe()),
+        bootstrap,
+    ))
+}
+
+// ------------------------------------------------------------------ rendering
+
+fn json_text(explanation: &Explanation) -> String {
+    let mut value = serde_json::to_value(explanation).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("passed".into(), Value::Bool(!explanation.failed()));
+    }
+    let mut text = pretty_tabs(&value);
+    text.push('\n');
+    text
+}
+
+/// One line, cut at `width` characters.
+fn shorten(text: &str, width: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= width {
+        return line;
+    }
+    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn status_color(status: Status) -> Option<Color> {
+    match status {
+        Status::Ok => Some(Color::Green),
+        Status::Info => None,
+        Status::Unknown | Status::Warning => Some(Color::Yellow),
+        Status::Error => Some(Color::Red),
+    }
+}
+
+fn new_table(colored: bool, header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if colored {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    table.set_header(header.iter().map(|h| {
+        let cell = Cell::new(h);
+        if colored {
+            cell.add_attribute(Attribute::Bold)
+        } else {
+            cell
+        }
+    }));
+    table
+}
+
+fn colored_cell(text: String, color: Option<Color>, colored: bool) -> Cell {
+    let mut cell = Cell::new(text);
+    if colored && let Some(color) = color {
+        cell = cell.fg(color);
+        if color == Color::Red {
+            cell = cell.add_attribute(Attribute::Bold);
+        }
+    }
+    cell
+}
+
+/// `ok: a type istiod knows`, `error: ConfigMap not found`, `-`.
+fn check_text(ingredient: &Ingredient) -> String {
+    match (ingredient.status, ingredient.check.is_empty()) {
+        (Status::Info, true) => "-".to_string(),
+        (Status::Info, false) => ingredient.check.clone(),
+        (status, true) => status.as_str().to_string(),
+        (status, false) => format!("{}: {}", status.as_str(), ingredient.check),
+    }
+}
+
+/// The table of one group.
+fn group_table(rows: &[&Ingredient], colored: bool) -> String {
+    let mut table = new_table(colored, &["INGREDIENT", "VALUE", "SOURCE", "CHECK"]);
+    for i in rows {
+        let value = if i.value.is_empty() {
+            "-".to_string()
+        } else {
+            shorten(&i.value, VALUE_WIDTH)
+        };
+        table.add_row(vec![
+            Cell::new(&i.name),
+            Cell::new(value),
+            Cell::new(shorten(&i.source, 2 * VALUE_WIDTH)),
+            colored_cell(check_text(i), status_color(i.status), colored),
+        ]);
+    }
+    trim_lines(&table.to_string())
+}
+
+/// comfy-table pads every cell, the last one too: no trailing blanks in the output.
+fn trim_lines(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn text(e: &Explanation, colored: bool) -> String {
+    let styles = Styles::new(colored);
+    let heading = |text: &str| styles.paint(styles.heading, text);
+    let mut out = String::new();
+    let kind = if e.native_sidecar {
+        "native sidecar (init container)"
+    } else {
+        "sidecar container"
+    };
+    out.push_str(&format!(
+        "Pod {}/{}: istio-proxy is a {kind}, pod IP {}\n",
+        e.namespace,
+        e.pod,
+        e.pod_ip.as_deref().unwrap_or("<none yet>")
+    ));
+    out.push_str(&format!("node.id {}\n", e.node_id));
+    for group in [
+        Group::NodeId,
+        Group::Bootstrap,
+        Group::Metadata,
+        Group::Credentials,
+        Group::CustomBootstrap,
+    ] {
+        let rows: Vec<&Ingredient> = e.ingredients.iter().filter(|i| i.group == group).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let title = if group == Group::NodeId {
+            "node.id ingredients".to_string()
+        } else {
+            group.title().to_string()
+        };
+        out.push('\n');
+        out.push_str(&heading(&title));
+        out.push('\n');
+        out.push_str(&group_table(&rows, colored));
+    }
+
+    let problems: Vec<&Ingredient> = e
+        .ingredients
+        .iter()
+        .filter(|i| i.detail.is_some() && i.status >= Status::Unknown)
+        .collect();
+    if !problems.is_empty() {
+        out.push('\n');
+        out.push_str(&heading("Problems"));
+        out.push('\n');
+        for i in problems {
+            let level = styles.paint(status_style(&styles, i.status), i.status.as_str());
+            out.push_str(&format!(
+                "  {level} {}: {}\n",
+                i.name,
+                i.detail.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+
+    if !e.override_problems.is_empty() {
+        let cm = e
+            .ingredients
+            .iter()
+            .find(|i| i.group == Group::CustomBootstrap)
+            .map(|i| i.value.clone())
+            .unwrap_or_default();
+        out.push('\n');
+        out.push_str(&heading(&format!(
+            "bootstrapOverride ({cm}) merged over pilot-agent's bootstrap"
+        )));
+        out.push('\n');
+        for p in &e.override_problems {
+            let level = styles.paint(status_style(&styles, p.status), p.status.as_str());
+            let location = match (p.line, p.column) {
+                (Some(line), Some(column)) => format!(" {BOOTSTRAP_OVERRIDE_KEY}:{line}:{column}"),
+                (Some(line), None) => format!(" {BOOTSTRAP_OVERRIDE_KEY}:{line}"),
+                _ => String::new(),
+            };
+            let path = if p.path.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", styles.paint(styles.code, &p.path))
+            };
+            out.push_str(&format!(
+                "  {level} [{}]{location}{path}\n      {}\n",
+                p.code, p.message
+            ));
+        }
+    }
+
+    out.push('\n');
+    if e.live.available {
+        out.push_str(&heading(&format!(
+            "live bootstrap ({})",
+            e.live.via.as_deref().unwrap_or("admin port")
+        )));
+        out.push('\n');
+        let mut table = new_table(colored, &["FIELD", "EXPECTED", "LIVE", "RESULT"]);
+        for f in &e.live.fields {
+            let (result, color) = match f.matches {
+                Some(true) => ("match", Some(Color::Green)),
+                Some(false) => ("differs", Some(Color::Yellow)),
+                None => ("not compared", None),
+            };
+            let shown = |v: &str| {
+                if v.is_empty() {
+                    "-".to_string()
+                } else {
+                    shorten(v, VALUE_WIDTH)
+                }
+            };
+            table.add_row(vec![
+                Cell::new(&f.field),
+                Cell::new(shown(&f.expected)),
+                Cell::new(shown(&f.live)),
+                colored_cell(result.to_string(), color, colored),
+            ]);
+        }
+        out.push_str(&trim_lines(&table.to_string()));
+        let differing = e.live.mismatches();
+        if differing == 0 {
+            out.push_str("The running Envoy has the bootstrap the pod spec says it should.\n");
+        } else {
+            out.push_str(&format!(
+                "{differing} field(s) of the running Envoy differ from what the pod spec gives: a bootstrapOverride, a custom bootstrap file, or a pod spec changed since the proxy started (restart the pod to apply it).\n"
+            ));
+        }
+    } else {
+        out.push_str(&format!(
+            "live bootstrap: not available ({})\n",
+            e.live.reason.as_deref().unwrap_or("unknown reason")
+        ));
+    }
+
+    if !e.notes.is_empty() {
+        out.push('\n');
+        out.push_str(&heading("Notes"));
+        out.push('\n');
+        for note in &e.notes {
+            out.push_str(&format!("  {note}\n"));
+        }
+    }
+    out
+}
+
+fn status_style(styles: &Styles, status: Status) -> owo_colors::Style {
+    match status {
+        Status::Ok => styles.ok,
+        Status::Info => styles.info,
+        Status::Unknown | Status::Warning => styles.warning,
+        Status::Error => styles.error,
+    }
+}
+
+/// One line on stderr.
+fn summary(e: &Explanation, styles: &Styles) {
+    let errors = e.count(Status::Error);
+    let warnings = e.count(Status::Warning);
+    let unknown = e.count(Status::Unknown);
+    let differing = e.live.mismatches();
+    let who = format!("{}/{}", e.namespace, e.pod);
+    if errors + warnings + unknown + differing == 0 {
+        eprintln!(
+            "{} the bootstrap inputs of {who} pass every check.",
+            styles.paint(styles.ok, "\u{2714}")
+        );
+        return;
+    }
+    let mark = if errors > 0 {
+        styles.paint(styles.error, "\u{2718}")
+    } else {
+        styles.paint(styles.warning, "!")
+    };
+    let mut parts = vec![
+        format!("{errors} error(s)"),
+        format!("{warnings} warning(s)"),
+    ];
+    if unknown > 0 {
+        parts.push(format!("{unknown} not checked"));
+    }
+    if differing > 0 {
+        parts.push(format!("{differing} live difference(s)"));
+    }
+    eprintln!("{mark} {who}: {}.", parts.join(", "));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_names() {
+        assert_eq!(pod_name("web-1").unwrap(), "web-1");
+        assert_eq!(pod_name("pod/web-1").unwrap(), "web-1");
+        assert!(pod_name("deploy/web").is_err());
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        assert_eq!(shorten("a\n  b", 10), "a b");
+        assert_eq!(shorten("abcdefghijkl", 5), "abcd…");
+    }
+}
