@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy)" >&2
-testenv/build.sh
+echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy, istiod)" >&2
+# --istio: pilot-discovery (istiod) and istioctl for the proxy-status tests; ~16 min cold, cached after.
+testenv/build.sh --istio
 
 # shellcheck source=../testenv/env.sh
 source testenv/env.sh
@@ -26,6 +27,8 @@ export MESH_DOCTOR_TESTENV="$TESTENV_DIR"
 env -u TESTENV_DIR TESTENV_NAME=second testenv/down.sh >/dev/null 2>&1 || true
 MESH_DOCTOR_TESTENV_SECOND="$(env -u TESTENV_DIR TESTENV_NAME=second testenv/up.sh | sed -n 's/^export TESTENV_DIR=//p')"
 export MESH_DOCTOR_TESTENV_SECOND
+# A real istiod (local process) for e2e_proxy_status; down.sh in the trap stops it too.
+eval "$(testenv/istiod-up.sh)"
 
 echo "== all tests, end-to-end ones included" >&2
 cargo test --all-targets -- --include-ignored
