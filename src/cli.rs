@@ -24,6 +24,9 @@ Examples:
   # every code mesh-doctor can report
   kubectl mesh-doctor codes
 
+  # which proxies are SYNCED, STALE or rejecting config, and which sidecars no istiod knows
+  kubectl mesh-doctor proxy-status -n shop
+
   # an Envoy bootstrap, before it is deployed (also runs envoy --mode validate when found)
   kubectl mesh-doctor bootstrap validate envoy-rev.json
 
@@ -70,6 +73,9 @@ pub enum Command {
     /// Check an Envoy bootstrap before it is deployed, or explain a live pod's (a wrong one is
     /// a CrashLoop)
     Bootstrap(crate::commands::bootstrap::BootstrapArgs),
+    /// Which proxies are in sync with istiod, and which sidecars are connected to none
+    #[command(name = "proxy-status", visible_alias = "ps")]
+    ProxyStatus(crate::commands::proxy_status::ProxyStatusArgs),
     /// Client, control-plane (istiod per revision) and data-plane (proxy) versions
     Version(crate::commands::version::VersionArgs),
 }

@@ -14,3 +14,4 @@ pub mod probe;
 pub mod render;
 pub mod snapshot;
 pub mod source;
+pub mod status;

@@ -20,7 +20,12 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    init_logging(cli.global.verbose);
+    // proxy-status takes -v for its per-type columns (as istioctl's -v); -vv logs.
+    let log_verbosity = match cli.command {
+        Command::ProxyStatus(_) => cli.global.verbose.saturating_sub(1),
+        _ => cli.global.verbose,
+    };
+    init_logging(log_verbosity);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -36,6 +41,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Analyze(args) => commands::analyze::run(args, &global).await,
             Command::Codes(args) => commands::codes::run(args),
+            Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
             Command::Pod(args) => commands::pod::run(args, &global).await,
             Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
             Command::Version(args) => commands::version::run(args, &global).await,

@@ -4,4 +4,5 @@ pub mod analyze;
 pub mod bootstrap;
 pub mod codes;
 pub mod pod;
+pub mod proxy_status;
 pub mod version;

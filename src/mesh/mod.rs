@@ -7,3 +7,4 @@ pub mod istiod;
 pub mod protocol;
 pub mod selector;
 pub mod sidecar;
+pub mod syncz;

@@ -2,5 +2,6 @@
 
 pub mod diagnosis;
 pub mod findings;
+pub mod proxy_status;
 pub mod style;
 pub mod yaml;
