@@ -27,7 +27,7 @@ for n in range(1000):
     emit(n, f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n{labels}")
     for p in range(5):
         proxy = "" if (n * 5 + p) % 20 == 0 else (
-            "  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n"
+            "  - name: istio-proxy\n    image: istio/proxyv2:1.30.0\n"
             "    ports:\n    - containerPort: 15090\n      name: http-envoy-prom\n")
         emit(n, f"""apiVersion: v1
 kind: Pod

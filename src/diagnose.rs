@@ -1944,10 +1944,10 @@ pub(crate) mod tests {
         let mut volumes = vec![];
         if let Some(status) = proxy_status {
             containers
-                .push(json!({"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.24.0"}));
+                .push(json!({"name": "istio-proxy", "image": "istio/proxyv2:1.24.0"}));
             let mut status = status;
             status["name"] = json!("istio-proxy");
-            status["image"] = json!("docker.io/istio/proxyv2:1.24.0");
+            status["image"] = json!("istio/proxyv2:1.24.0");
             status["imageID"] = json!("");
             statuses.push(status);
             volumes.push(json!({"name": "istio-token", "projected": {"sources": [

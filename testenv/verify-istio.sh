@@ -43,7 +43,7 @@ spec:
   nodeName: ${TESTENV_NODE_NAME:-kwok-node-0}
   containers:
   - {name: web, image: nginx, ports: [{containerPort: 8080, name: http}]}
-  - {name: istio-proxy, image: docker.io/istio/proxyv2:1.30.3}
+  - {name: istio-proxy, image: istio/proxyv2:1.30.3}
 ---
 apiVersion: v1
 kind: Service

@@ -66,12 +66,12 @@ spec:
   nodeName: $NODE
   initContainers:
   - name: istio-init
-    image: docker.io/istio/proxyv2:1.30.3
+    image: istio/proxyv2:1.30.3
   containers:
   - name: app
-    image: docker.io/library/nginx:1.27
+    image: nginx:1.27
   - name: istio-proxy
-    image: docker.io/istio/proxyv2:1.30.3
+    image: istio/proxyv2:1.30.3
 EOF
 }
 

@@ -19,8 +19,8 @@ fn pod(namespace: &str, name: &str, extra_meta: &str, spec: &str) -> String {
 }
 
 const APP_ONLY: &str = "  containers:\n  - name: app\n    image: example/app:1\n";
-const CLASSIC: &str = "  containers:\n  - name: app\n    image: example/app:1\n  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n";
-const NATIVE: &str = "  initContainers:\n  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n    restartPolicy: Always\n  containers:\n  - name: app\n    image: example/app:1\n";
+const CLASSIC: &str = "  containers:\n  - name: app\n    image: example/app:1\n  - name: istio-proxy\n    image: istio/proxyv2:1.30.0\n";
+const NATIVE: &str = "  initContainers:\n  - name: istio-proxy\n    image: istio/proxyv2:1.30.0\n    restartPolicy: Always\n  containers:\n  - name: app\n    image: example/app:1\n";
 
 const ISTIOD_READY: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: istiod-e2e-analyze\n  namespace: istio-system\n  labels: {kubernetes.io/service-name: istiod}\naddressType: IPv4\nendpoints:\n- addresses: [10.244.0.2]\n  conditions: {ready: true}\nports:\n- {name: https-webhook, port: 15017, protocol: TCP}\n---\n";
 

@@ -38,7 +38,7 @@ spec:
     spec:
       containers:
       - name: discovery
-        image: docker.io/istio/pilot:{image_tag}
+        image: istio/pilot:{image_tag}
         env:
         - {{name: CLUSTER_ID, value: {cluster_id}}}
 ---
@@ -470,7 +470,7 @@ spec:
   containers:
   - {{name: app, image: example/app:1}}
   - name: istio-proxy
-    image: docker.io/istio/proxyv2:{tag}
+    image: istio/proxyv2:{tag}
     env:
     - {{name: ISTIO_META_CLUSTER_ID, value: {cluster_id}}}
 ---
@@ -647,7 +647,7 @@ metadata: {{name: native, namespace: {ns}, labels: {{istio.io/rev: {rev}}}}}
 spec:
   nodeName: kwok-node-0
   initContainers:
-  - {{name: istio-proxy, image: 'docker.io/istio/proxyv2:{data}-distroless', restartPolicy: Always}}
+  - {{name: istio-proxy, image: 'istio/proxyv2:{data}-distroless', restartPolicy: Always}}
   containers:
   - {{name: app, image: example/app:1}}
 ---

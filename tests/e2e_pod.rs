@@ -269,7 +269,7 @@ spec:
   serviceAccountName: default
   containers:
   - {{name: web, image: nginx}}
-  - {{name: istio-proxy, image: docker.io/istio/proxyv2:1.24.0}}
+  - {{name: istio-proxy, image: istio/proxyv2:1.24.0}}
   volumes:
   - name: istio-token
     projected:

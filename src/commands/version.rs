@@ -462,7 +462,7 @@ mod tests {
     fn control_plane_rows() {
         let d = deployment(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: istiod-canary, namespace: istio-system, labels: {app: istiod, istio.io/rev: canary}}\n\
-             spec:\n  replicas: 2\n  selector: {matchLabels: {app: istiod}}\n  template:\n    metadata: {labels: {app: istiod}}\n    spec:\n      containers:\n      - {name: discovery, image: docker.io/istio/pilot:1.31.0}\n\
+             spec:\n  replicas: 2\n  selector: {matchLabels: {app: istiod}}\n  template:\n    metadata: {labels: {app: istiod}}\n    spec:\n      containers:\n      - {name: discovery, image: istio/pilot:1.31.0}\n\
              status: {readyReplicas: 1}\n",
         );
         let other = deployment(
@@ -478,9 +478,9 @@ mod tests {
     #[test]
     fn data_plane_rows_group_by_version() {
         let pods = [
-            pod("docker.io/istio/proxyv2:1.30.3", false, "default"),
-            pod("docker.io/istio/proxyv2:1.30.3", true, "stable"),
-            pod("docker.io/istio/proxyv2:1.29.1-distroless", false, "old"),
+            pod("istio/proxyv2:1.30.3", false, "default"),
+            pod("istio/proxyv2:1.30.3", true, "stable"),
+            pod("istio/proxyv2:1.29.1-distroless", false, "old"),
         ];
         let rows = data_plane(&pods);
         assert_eq!(rows.len(), 2);

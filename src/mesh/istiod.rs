@@ -71,7 +71,7 @@ fn image_name(image: &str) -> &str {
     last.split(':').next().unwrap_or(last)
 }
 
-/// The version an image tag names: `docker.io/istio/proxyv2:1.30.3` → `1.30.3`,
+/// The version an image tag names: `istio/proxyv2:1.30.3` → `1.30.3`,
 /// `…:1.30.3-distroless` → `1.30.3`; a digest without tag gives the short digest, no tag `None`.
 pub fn image_version(image: &str) -> Option<String> {
     let (name, digest) = match image.split_once('@') {
@@ -125,11 +125,11 @@ mod tests {
     #[test]
     fn versions_from_images() {
         assert_eq!(
-            image_version("docker.io/istio/proxyv2:1.30.3").as_deref(),
+            image_version("istio/proxyv2:1.30.3").as_deref(),
             Some("1.30.3")
         );
         assert_eq!(
-            image_version("gcr.io/istio-release/pilot:1.29.0-distroless").as_deref(),
+            image_version("registry.example/istio-release/pilot:1.29.0-distroless").as_deref(),
             Some("1.29.0")
         );
         assert_eq!(
