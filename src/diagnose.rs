@@ -1943,8 +1943,7 @@ pub(crate) mod tests {
         })];
         let mut volumes = vec![];
         if let Some(status) = proxy_status {
-            containers
-                .push(json!({"name": "istio-proxy", "image": "istio/proxyv2:1.24.0"}));
+            containers.push(json!({"name": "istio-proxy", "image": "istio/proxyv2:1.24.0"}));
             let mut status = status;
             status["name"] = json!("istio-proxy");
             status["image"] = json!("istio/proxyv2:1.24.0");
