@@ -34,7 +34,7 @@ fn webhooks(name: &str, revision: &str) -> String {
     };
     let not_false = "[{key: sidecar.istio.io/inject, operator: NotIn, values: [\"false\"]}]";
     format!(
-        "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}\n  labels: {{istio.io/rev: default, app: sidecar-injector}}\nwebhooks:\n{}{}{}---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}-{revision}\n  labels: {{istio.io/rev: {revision}, app: sidecar-injector}}\nwebhooks:\n{}---\n{ISTIOD_READY}",
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}\n  labels: {{istio.io/rev: default, app: sidecar-injector}}\nwebhooks:\n{}{}{}---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: {name}-{revision}\n  labels: {{istio.io/rev: {revision}, app: sidecar-injector}}\nwebhooks:\n{}---\n",
         hook(
             "namespace",
             "[{key: istio-injection, operator: In, values: [enabled]}]",
@@ -67,6 +67,10 @@ struct Scenario {
 
 impl Scenario {
     fn create(env: &TestEnv) -> Scenario {
+        // The ready istiod endpoint is shared by every scenario: create it once per test process,
+        // since parallel `kubectl apply`s of the same new object race (AlreadyExists).
+        static ISTIOD: std::sync::Once = std::sync::Once::new();
+        ISTIOD.call_once(|| env.apply(ISTIOD_READY));
         let p = unique("e2e");
         let rev = format!("{p}-canary");
         let mut yaml = webhooks(&format!("{p}-injector"), &rev);
