@@ -9,7 +9,8 @@ use crate::render::style::ColorChoice;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP: &str = concat!(
+    "\
 Examples:
   # Why is this pod not meshed, crashing, or stuck at 1/2?
   kubectl mesh-doctor pod web-7d4b9 -n shop
@@ -36,13 +37,9 @@ Examples:
   # client, istiod and proxy versions
   kubectl mesh-doctor version
 
-Exit codes:
-  0   nothing at or above the failure threshold
-  79  findings at or above the failure threshold (with every -o format)
-  64  usage error
-  65  an input file cannot be read or parsed
-  69  cluster unreachable, or nothing could be read from it
-  1   anything unexpected";
+",
+    crate::exit_codes_help!()
+);
 
 #[derive(Debug, Parser)]
 #[command(

@@ -13,12 +13,17 @@ pub const UNAVAILABLE: u8 = 69;
 /// Findings at or above the failure threshold (the same code istioctl analyze uses, whatever `-o` is).
 pub const FINDINGS: u8 = 79;
 
-/// The text shown at the end of every command's `--help`.
-pub const HELP_TABLE: &str = "\
-Exit codes:
+/// The exit-code table shown at the end of `--help` for the root command and `analyze`
+/// (other commands print their own, narrower table). A macro so it can be `concat!`ed.
+#[macro_export]
+macro_rules! exit_codes_help {
+    () => {
+        "Exit codes:
   0   nothing at or above the failure threshold
   79  findings at or above the failure threshold (with every -o format)
   64  usage error
   65  an input file cannot be read or parsed
   69  cluster unreachable, or nothing could be read from it
-  1   anything unexpected";
+  1   anything unexpected"
+    };
+}

@@ -19,7 +19,8 @@ use crate::render::style::{Stream, Styles};
 use crate::snapshot::Snapshot;
 use crate::source::files::{self, FileOptions};
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP: &str = concat!(
+    "\
 Examples:
   # rendered manifests in CI: fails (exit 79) on any Warning or Error
   kubectl mesh-doctor analyze -f k8s/ -R
@@ -48,13 +49,9 @@ admin port and 15021, the istio-proxy logs), 16 at a time, and their runtime fin
 added: MD0101 bootstrap crash, MD0102 waiting for istiod, MD0104-MD0107. A progress line is
 shown on a terminal. --probe=false turns this off (no port-forward, no log reads).
 
-Exit codes:
-  0   nothing at or above the failure threshold
-  79  findings at or above the failure threshold (with every -o format)
-  64  usage error
-  65  an input file cannot be read or parsed
-  69  cluster unreachable, or nothing could be read from it
-  1   anything unexpected";
+",
+    crate::exit_codes_help!()
+);
 
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
