@@ -2,7 +2,7 @@
 
 use assert_cmd::Command;
 
-const INJECTION: &str = "../shared/reference/istio/analyzer-testdata/injection.yaml";
+const INJECTION: &str = "tests/fixtures/istio/analyzer-testdata/injection.yaml";
 
 fn mesh_doctor() -> Command {
     let mut cmd = Command::cargo_bin("kubectl-mesh_doctor").unwrap();

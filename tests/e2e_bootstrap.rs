@@ -6,7 +6,7 @@
 //! bootstrapOverride ConfigMap holds a bootstrap Envoy refuses.
 //!
 //! The pods have the shape of Istio's own injector output
-//! (shared/reference/istio/injection-golden/native-sidecar.yaml.injected: a native istio-proxy
+//! (tests/fixtures/istio/injection-golden/native-sidecar.yaml.injected: a native istio-proxy
 //! sidecar with the injector's env, ISTIO_META_* and the istio-token projected volume).
 
 mod common;
@@ -20,8 +20,8 @@ use common::{Run, TestEnv, testenv, unique};
 use serde_json::{Value, json};
 
 const NEEDS_CLUSTER: &str = "needs the test cluster: scripts/test-all.sh";
-const GOLDEN: &str = "../shared/reference/istio/injection-golden/native-sidecar.yaml.injected";
-/// A copy of shared/reference/envoy/bootstraps/A_sidecar_istiod_unreachable.json.
+const GOLDEN: &str = "tests/fixtures/istio/injection-golden/native-sidecar.yaml.injected";
+/// A copy of the reference capture envoy/bootstraps/A_sidecar_istiod_unreachable.json.
 const BOOTSTRAP_A: &str = "tests/fixtures/envoy/bootstraps/A_sidecar_istiod_unreachable.json";
 const ROOT_CERT: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUbWVzaC1kb2N0b3ItdGVzdC1yb290MAoGCCqGSM49BAMC\n-----END CERTIFICATE-----\n";
 

@@ -1,5 +1,5 @@
 //! Parity with Istio's own analyzer tests: every injection, port-name and proxy-image case of
-//! Istio's test grid (shared/reference/istio/expected.txt), run on Istio's test inputs, must give
+//! Istio's test grid (tests/fixtures/istio/expected.txt), run on Istio's test inputs, must give
 //! the same multiset of (code, resource) as Istio expects, except the differences documented in
 //! docs/compat.md (listed in `KNOWN_DIFFERENCES` below).
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use mesh_doctor::analysis;
 use mesh_doctor::source::files::{self, FileOptions};
 
-const REFERENCE: &str = "../shared/reference/istio";
+const REFERENCE: &str = "tests/fixtures/istio";
 
 /// Istio analyzer -> (our analyzer, the Istio codes it covers).
 const FAMILIES: &[(&str, &str, &[&str])] = &[
@@ -41,7 +41,7 @@ struct Case {
 
 fn parse_expected() -> Vec<Case> {
     let text = std::fs::read_to_string(Path::new(REFERENCE).join("expected.txt"))
-        .expect("shared/reference/istio/expected.txt is readable");
+        .expect("tests/fixtures/istio/expected.txt is readable");
     let mut cases = Vec::new();
     let quoted = |s: &str| -> Vec<String> {
         s.split('\'')

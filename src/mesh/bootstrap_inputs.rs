@@ -1619,7 +1619,7 @@ fn parse_yaml(text: &str) -> Option<Value> {
 mod tests {
     use super::*;
 
-    const GOLDEN: &str = "../shared/reference/istio/injection-golden/native-sidecar.yaml.injected";
+    const GOLDEN: &str = "tests/fixtures/istio/injection-golden/native-sidecar.yaml.injected";
 
     fn pod(text: &str) -> Pod {
         let docs = yaml::parse_stream(text).unwrap();
