@@ -186,20 +186,6 @@ impl Snapshot {
         }
         self.unavailable.extend(other.unavailable);
     }
-
-    pub fn object_count(&self) -> usize {
-        self.namespaces.len()
-            + self.pods.len()
-            + self.services.len()
-            + self.workloads.len()
-            + self.config_maps.len()
-            + self.webhooks.len()
-            + self.pod_disruption_budgets.len()
-            + self.events.len()
-            + self.endpoint_slices.len()
-            + self.network_policies.len()
-            + self.proxy_configs.len()
-    }
 }
 
 /// The namespaces Istio never injects and never analyses.

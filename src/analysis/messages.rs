@@ -64,10 +64,6 @@ impl MessageType {
     pub fn documentation_url(&self) -> String {
         format!("{DOCS_BASE}/{}.md", self.code)
     }
-
-    pub fn is_istio(&self) -> bool {
-        self.code.starts_with("IST")
-    }
 }
 
 /// An argument to a message template.

@@ -429,17 +429,6 @@ where
         .await
 }
 
-/// Probes many pods, at most `concurrency` at a time (each with its own timeouts); results
-/// come back in the pods' order.
-pub async fn probe_pods(
-    cluster: &Cluster,
-    pods: &[Pod],
-    options: &ProbeOptions,
-    concurrency: usize,
-) -> Vec<ProbeResult> {
-    bounded(pods, concurrency, |pod| probe_pod(cluster, pod, options)).await
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
