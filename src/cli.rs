@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::render::style::ColorChoice;
+use crate::output::style::ColorChoice;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 

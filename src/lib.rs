@@ -1,17 +1,24 @@
 //! mesh-doctor: why an Istio mesh is not doing what you expect.
 //!
-//! Data flows one way: a source (live cluster or files) builds a [`snapshot::Snapshot`];
-//! pure analyzers turn it into findings; renderers print them; `exit` maps the result to a code.
+//! The modules are layers (docs/architecture.md; `tests/architecture.rs` checks them): pure
+//! knowledge at the bottom (formats, Kubernetes, findings, Istio, Envoy, the sidecar diagnosis),
+//! then output and errors, then I/O (sources, probe), then one folder per command, then the CLI.
+//! Dependencies point down only; commands never use each other.
 
-pub mod analysis;
-pub mod cli;
-pub mod commands;
-pub mod diagnose;
+// Knowledge: pure, knows nothing of commands.
+pub mod diagnosis;
+pub mod envoy;
+pub mod findings;
+pub mod formats;
+pub mod istio;
+pub mod kube;
+// Output and errors.
 pub mod error;
 pub mod exit;
-pub mod mesh;
+pub mod output;
+// I/O.
 pub mod probe;
-pub mod render;
-pub mod snapshot;
 pub mod source;
-pub mod status;
+// Commands, then the CLI.
+pub mod cli;
+pub mod commands;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mesh_doctor::cli::{Cli, Command};
-use mesh_doctor::render::style::{Stream, Styles};
+use mesh_doctor::output::style::{Stream, Styles};
 use mesh_doctor::{commands, exit};
 
 fn main() -> ExitCode {

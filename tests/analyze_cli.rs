@@ -236,7 +236,7 @@ fn help_shows_examples_and_exit_codes() {
 fn codes_lists_every_code() {
     let (stdout, _, code) = run(&["codes"]);
     assert_eq!(code, 0);
-    for m in mesh_doctor::analysis::messages::ALL {
+    for m in mesh_doctor::findings::messages::ALL {
         assert!(stdout.contains(m.code), "{} missing", m.code);
     }
 }

@@ -36,24 +36,7 @@ const PLACES: &[(&str, &str, u8)] = &[
     ("cli", "cli", 12),
     ("main", "main", 13),
     // Not moved yet: where today's modules belong (each line goes when its module has moved).
-    ("snapshot", "kube", 1),
-    ("mesh", "istio", 3),
-    ("mesh::selector", "kube", 1),
-    ("mesh::bootstrap", "envoy", 4),
-    ("mesh::bootstrap_inputs", "commands::bootstrap", 11),
-    ("analysis", "commands::analyze", 11),
-    ("analysis::messages", "findings", 2),
-    ("analysis::finding", "findings", 2),
-    ("analysis::report", "findings", 2),
-    ("diagnose", "diagnosis", 5),
-    ("status", "commands::proxy_status", 11),
-    ("render", "output", 6),
-    ("render::yaml", "formats", 0),
-    ("render::diagnosis", "commands::pod", 11),
-    ("render::proxy_status", "commands::proxy_status", 11),
-    ("source::yaml", "formats", 0),
     ("probe::admin", "envoy", 4),
-    ("probe::logs", "envoy", 4),
 ];
 
 /// Edges that point up or sideways today: (from unit, to unit). The list only shrinks: a new
@@ -75,17 +58,16 @@ const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
     ("diagnosis", "probe"),
     ("envoy", "probe"),
     ("findings", "errors"),
-    ("output", "commands::analyze"),
     ("source", "cli"),
 ];
 
 /// Production files over the limit today (path, code lines at most). Only shrinks, like
 /// [`KNOWN_VIOLATIONS`].
 const KNOWN_LARGE: &[(&str, usize)] = &[
-    ("src/analysis/control_plane.rs", 1100),
-    ("src/diagnose.rs", 1900),
-    ("src/mesh/bootstrap.rs", 1350),
-    ("src/mesh/bootstrap_inputs.rs", 1550),
+    ("src/commands/analyze/analyzers/control_plane.rs", 1100),
+    ("src/diagnosis/mod.rs", 1900),
+    ("src/envoy/bootstrap.rs", 1350),
+    ("src/commands/bootstrap/inputs.rs", 1550),
 ];
 
 const MAX_CODE_LINES: usize = 800;

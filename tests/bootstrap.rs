@@ -15,7 +15,7 @@ use assert_cmd::Command;
 use serde_json::{Value, json};
 
 use mesh_doctor::commands::bootstrap::{EnvoyVerdict, run_envoy};
-use mesh_doctor::mesh::bootstrap::{self as checks, Format, Problem};
+use mesh_doctor::envoy::bootstrap::{self as checks, Format, Problem};
 
 const ENVOY_CASES: &str = "tests/fixtures/envoy/bootstraps";
 const ISTIO_CASES: &str = "tests/fixtures/istio/bootstrap";
@@ -211,7 +211,7 @@ fn stdin_and_yaml_input() {
         run.stdout
     );
 
-    let yaml = mesh_doctor::render::yaml::to_string(&read_json(&envoy_case(
+    let yaml = mesh_doctor::formats::yaml_write::to_string(&read_json(&envoy_case(
         "B_wrong_xds_cluster_name.json",
     )));
     let dir = tempfile::tempdir().unwrap();
@@ -729,7 +729,7 @@ fn validate_with_envoy_shows_its_verdict() {
     );
 
     // MESH_DOCTOR_ENVOY is used without --envoy; a YAML file goes to Envoy as a JSON copy.
-    let yaml = mesh_doctor::render::yaml::to_string(&read_json(&envoy_case(
+    let yaml = mesh_doctor::formats::yaml_write::to_string(&read_json(&envoy_case(
         "A_sidecar_istiod_unreachable.json",
     )));
     let dir = tempfile::tempdir().unwrap();

@@ -57,7 +57,7 @@ fn free_port() -> u16 {
 /// The injector's pod shape, for pod `name` in `namespace`, with the token audience given.
 fn injected_pod(namespace: &str, name: &str, audience: &str, extra_env: &[(&str, &str)]) -> Value {
     let text = std::fs::read_to_string(manifest_path(GOLDEN)).expect("the injection golden file");
-    let docs = mesh_doctor::source::yaml::parse_stream(&text).expect("the golden file parses");
+    let docs = mesh_doctor::formats::yaml::parse_stream(&text).expect("the golden file parses");
     let mut pod = docs[0].value.clone();
     pod["metadata"]["name"] = name.into();
     pod["metadata"]["namespace"] = namespace.into();

@@ -415,7 +415,7 @@ fn second_cluster(env: &TestEnv) -> PathBuf {
 /// server, CA file and token of a testenv kubeconfig.
 fn credentials(kubeconfig: &Path) -> (String, String, String) {
     let text = std::fs::read_to_string(kubeconfig).unwrap();
-    let doc = &mesh_doctor::source::yaml::parse_stream(&text).unwrap()[0].value;
+    let doc = &mesh_doctor::formats::yaml::parse_stream(&text).unwrap()[0].value;
     let cluster = &doc["clusters"][0]["cluster"];
     (
         cluster["server"].as_str().unwrap().to_string(),

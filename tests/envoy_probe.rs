@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mesh_doctor::envoy::logs::{self, LogSource, Signature};
 use mesh_doctor::probe::admin::{ADMIN_PORT, AdminClient, HEALTH_PORT, ServerState};
-use mesh_doctor::probe::logs::{self, LogSource, Signature};
 use mesh_doctor::probe::probe_admin;
 use mesh_doctor::probe::transport::{Direct, Limits};
 use serde_json::Value;

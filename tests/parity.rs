@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mesh_doctor::analysis;
+use mesh_doctor::commands::analyze::analyzers;
 use mesh_doctor::source::files::{self, FileOptions};
 
 const REFERENCE: &str = "tests/fixtures/istio";
@@ -123,7 +123,7 @@ fn istio_analyzer_cases_give_istio_results() {
         if let Some(mesh) = &case.mesh_config {
             snapshot.mesh_config = Some(files::load_mesh_config(mesh).expect("mesh config loads"));
         }
-        let report = analysis::run(&snapshot, &[ours.to_string()]);
+        let report = analyzers::run(&snapshot, &[ours.to_string()]);
         let got = multiset(
             report
                 .findings

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use mesh_doctor::analysis::messages::ALL;
-use mesh_doctor::source::yaml::parse_stream;
+use mesh_doctor::findings::messages::ALL;
+use mesh_doctor::formats::yaml::parse_stream;
 
 #[test]
 fn every_code_has_a_documentation_page() {

@@ -4,10 +4,10 @@ use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::json;
 
-use crate::analysis::messages::ALL;
 use crate::commands::analyze::write_stdout;
 use crate::error::Result;
 use crate::exit;
+use crate::findings::messages::ALL;
 
 #[derive(Debug, Args)]
 pub struct CodesArgs {

@@ -18,10 +18,10 @@ use crate::cli::GlobalArgs;
 use crate::commands::analyze::write_stdout;
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::mesh::injection::{REVISION_LABEL, STATUS_ANNOTATION};
-use crate::mesh::{istiod, sidecar};
-use crate::render::findings::pretty_tabs;
-use crate::snapshot::Object;
+use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
+use crate::istio::{istiod, sidecar};
+use crate::kube::snapshot::Object;
+use crate::output::findings::pretty_tabs;
 use crate::source::live::{self, Cluster, ISTIO_NAMESPACE, ListError};
 
 const AFTER_HELP: &str = "\
@@ -434,7 +434,7 @@ mod tests {
     use super::*;
 
     fn deployment(yaml: &str) -> Deployment {
-        let doc = crate::source::yaml::parse_stream(yaml)
+        let doc = crate::formats::yaml::parse_stream(yaml)
             .unwrap()
             .remove(0)
             .value;

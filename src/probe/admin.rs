@@ -735,8 +735,14 @@ pub fn url_encode(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const A_SERVER_INFO: &str = include_str!("../../tests/fixtures/envoy/A_server_info.json");
-    const C_SERVER_INFO: &str = include_str!("../../tests/fixtures/envoy/C_server_info.json");
+    const A_SERVER_INFO: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/envoy/A_server_info.json"
+    ));
+    const C_SERVER_INFO: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/envoy/C_server_info.json"
+    ));
 
     #[test]
     fn server_info_waiting_for_istiod() {
@@ -760,8 +766,11 @@ mod tests {
 
     #[test]
     fn server_info_rejects_other_json() {
-        let err =
-            parse_server_info(include_str!("../../tests/fixtures/envoy/A_certs.json")).unwrap_err();
+        let err = parse_server_info(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_certs.json"
+        )))
+        .unwrap_err();
         assert!(err.to_string().contains("state"), "{err}");
         assert!(parse_server_info("PRE_INITIALIZING").is_err());
     }
@@ -770,26 +779,39 @@ mod tests {
     fn ready_bodies() {
         let a = parse_readiness(&HttpResponse::new(
             503,
-            include_str!("../../tests/fixtures/envoy/A_ready.txt"),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_ready.txt"
+            )),
         ));
         assert!(!a.is_ready());
         assert_eq!(a.state(), ServerState::PreInitializing);
         let c = parse_readiness(&HttpResponse::new(
             200,
-            include_str!("../../tests/fixtures/envoy/C_ready.txt"),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_ready.txt"
+            )),
         ));
         assert!(c.is_ready());
         assert_eq!(c.state(), ServerState::Live);
         let health = parse_readiness(&HttpResponse::new(
             200,
-            include_str!("../../tests/fixtures/envoy/C_17021__healthz_ready.txt"),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_17021__healthz_ready.txt"
+            )),
         ));
         assert_eq!(health.body, "ok");
     }
 
     #[test]
     fn stats_json_waiting_for_istiod() {
-        let stats = parse_stats(include_str!("../../tests/fixtures/envoy/A_stats.json")).unwrap();
+        let stats = parse_stats(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_stats.json"
+        )))
+        .unwrap();
         assert_eq!(stats.connected_state, Some(0));
         assert_eq!(stats.connected(), Some(false));
         let cds = stats.cds.clone().unwrap();
@@ -806,11 +828,16 @@ mod tests {
 
     #[test]
     fn stats_text_matches_json() {
-        let text = parse_stats(include_str!(
-            "../../tests/fixtures/envoy/A_stats_filtered.txt"
-        ))
+        let text = parse_stats(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_stats_filtered.txt"
+        )))
         .unwrap();
-        let json = parse_stats(include_str!("../../tests/fixtures/envoy/A_stats.json")).unwrap();
+        let json = parse_stats(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_stats.json"
+        )))
+        .unwrap();
         assert_eq!(text.connected_state, json.connected_state);
         assert_eq!(text.cds, json.cds);
         assert_eq!(text.lds, json.lds);
@@ -819,7 +846,11 @@ mod tests {
 
     #[test]
     fn stats_static_bootstrap_has_no_control_plane() {
-        let stats = parse_stats(include_str!("../../tests/fixtures/envoy/C_stats.json")).unwrap();
+        let stats = parse_stats(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/C_stats.json"
+        )))
+        .unwrap();
         assert_eq!(stats.connected_state, None);
         assert_eq!(stats.cds, None);
         assert_eq!(stats.workers_started, Some(1));
@@ -827,9 +858,10 @@ mod tests {
 
     #[test]
     fn bootstrap_from_full_dump() {
-        let b = parse_bootstrap(include_str!(
-            "../../tests/fixtures/envoy/A_config_dump.json"
-        ))
+        let b = parse_bootstrap(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_config_dump.json"
+        )))
         .unwrap();
         assert_eq!(
             b.node_id.as_deref(),
@@ -849,9 +881,10 @@ mod tests {
 
     #[test]
     fn bootstrap_from_masked_dump() {
-        let body = include_str!(
-            "../../tests/fixtures/envoy/C_config_dump_mask_node_id_cluster_metadata.json"
-        );
+        let body = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/C_config_dump_mask_node_id_cluster_metadata.json"
+        ));
         // The capture script appended the HTTP status after the body.
         let body = body.trim_end().trim_end_matches("[200]");
         let b = parse_bootstrap(body).unwrap();
@@ -863,8 +896,11 @@ mod tests {
 
     #[test]
     fn clusters_show_xds_connect_failures() {
-        let clusters =
-            parse_clusters(include_str!("../../tests/fixtures/envoy/A_clusters.json")).unwrap();
+        let clusters = parse_clusters(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_clusters.json"
+        )))
+        .unwrap();
         let xds = clusters.iter().find(|c| c.name == "xds-grpc").unwrap();
         assert_eq!(xds.hosts.len(), 1);
         assert_eq!(xds.hosts[0].address, "127.0.0.1:15012");
@@ -872,20 +908,28 @@ mod tests {
         assert_eq!(xds.connections(), 7);
         assert_eq!(xds.hosts[0].rq_success, 0);
         assert_eq!(xds.hosts[0].health.as_deref(), Some("HEALTHY"));
-        let c = parse_clusters(include_str!("../../tests/fixtures/envoy/C_clusters.json")).unwrap();
+        let c = parse_clusters(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/C_clusters.json"
+        )))
+        .unwrap();
         assert!(c.iter().all(|c| c.connect_failures() == 0));
     }
 
     #[test]
     fn certs_empty_and_real() {
         assert!(
-            parse_certs(include_str!("../../tests/fixtures/envoy/A_certs.json"))
-                .unwrap()
-                .is_empty()
+            parse_certs(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_certs.json"
+            )))
+            .unwrap()
+            .is_empty()
         );
-        let certs = parse_certs(include_str!(
-            "../../tests/fixtures/envoy/certs_valid_and_expired.json"
-        ))
+        let certs = parse_certs(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/certs_valid_and_expired.json"
+        )))
         .unwrap();
         // The root CA is listed twice by Envoy (once per TLS context) and kept once.
         assert_eq!(certs.len(), 3);

@@ -5,7 +5,6 @@
 //! denied...), never fatal: a proxy that does not answer is itself evidence.
 
 pub mod admin;
-pub mod logs;
 pub mod transport;
 
 use std::future::Future;
@@ -18,14 +17,14 @@ use kube::Api;
 use kube::api::LogParams;
 use serde::Serialize;
 
-use crate::mesh::sidecar::{self, PROXY_CONTAINER};
+use crate::envoy::logs::{self, LogMatch, LogSource};
+use crate::istio::sidecar::{self, PROXY_CONTAINER};
+use crate::kube::snapshot::Object;
 use crate::probe::admin::{
     AdminClient, BootstrapInfo, CertInfo, ClusterStatus, FetchError, Readiness, ServerInfo,
     XdsStats,
 };
-use crate::probe::logs::{LogMatch, LogSource};
 use crate::probe::transport::{Direct, Limits, PortForward, ProbeError, Transport};
-use crate::snapshot::Object;
 use crate::source::live::Cluster;
 
 /// Why an item has no value.
@@ -464,36 +463,48 @@ pub(crate) mod tests {
         let mut answers = BTreeMap::new();
         answers.insert(
             (15000, "/server_info"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/A_server_info.json"
-            )),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_server_info.json"
+            ))),
         );
         answers.insert(
             (15000, "/ready"),
             Ok(HttpResponse::new(
                 503,
-                include_str!("../../tests/fixtures/envoy/A_ready.txt"),
+                include_str!(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/fixtures/envoy/A_ready.txt"
+                )),
             )),
         );
         answers.insert(
             (15000, "/stats"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/A_stats_diagnosis_filter.json"
-            )),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_stats_diagnosis_filter.json"
+            ))),
         );
         answers.insert(
             (15000, "/config_dump"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/A_config_dump_bootstrap_mask.json"
-            )),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_config_dump_bootstrap_mask.json"
+            ))),
         );
         answers.insert(
             (15000, "/clusters"),
-            ok(include_str!("../../tests/fixtures/envoy/A_clusters.json")),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_clusters.json"
+            ))),
         );
         answers.insert(
             (15000, "/certs"),
-            ok(include_str!("../../tests/fixtures/envoy/A_certs.json")),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/A_certs.json"
+            ))),
         );
         // 15021 refused connections in capture A (Envoy's listeners do not accept before LIVE).
         answers.insert(
@@ -508,41 +519,54 @@ pub(crate) mod tests {
         let mut answers = BTreeMap::new();
         answers.insert(
             (15000, "/server_info"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/C_server_info.json"
-            )),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_server_info.json"
+            ))),
         );
         answers.insert(
             (15000, "/ready"),
-            ok(include_str!("../../tests/fixtures/envoy/C_ready.txt")),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_ready.txt"
+            ))),
         );
         answers.insert(
             (15000, "/stats"),
-            ok(include_str!("../../tests/fixtures/envoy/C_stats.json")),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_stats.json"
+            ))),
         );
         answers.insert(
             (15000, "/config_dump"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/C_config_dump_mask_node_id_cluster_metadata.json"
-            )
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_config_dump_mask_node_id_cluster_metadata.json"
+            ))
             .trim_end()
             .trim_end_matches("[200]")),
         );
         answers.insert(
             (15000, "/clusters"),
-            ok(include_str!("../../tests/fixtures/envoy/C_clusters.json")),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_clusters.json"
+            ))),
         );
         answers.insert(
             (15000, "/certs"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/certs_valid_and_expired.json"
-            )),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/certs_valid_and_expired.json"
+            ))),
         );
         answers.insert(
             (15021, "/healthz/ready"),
-            ok(include_str!(
-                "../../tests/fixtures/envoy/C_17021__healthz_ready.txt"
-            )),
+            ok(include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/C_17021__healthz_ready.txt"
+            ))),
         );
         Captured { answers }
     }
@@ -633,7 +657,10 @@ pub(crate) mod tests {
     #[test]
     fn log_scan_keeps_the_last_lines() {
         let scan = LogScan::of(
-            include_str!("../../tests/fixtures/envoy/B_stderr.txt"),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/envoy/B_stderr.txt"
+            )),
             LogSource::Previous,
         );
         assert_eq!(scan.matches.len(), 1);

@@ -418,7 +418,10 @@ mod tests {
 
     #[tokio::test]
     async fn direct_reads_status_and_body() {
-        let body = include_str!("../../tests/fixtures/envoy/A_ready.txt");
+        let body = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_ready.txt"
+        ));
         let reply = format!(
             "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n{body}",
             body.len()

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
-use crate::source::yaml::{self, Document, LineTree};
+use crate::formats::yaml::{self, Document, LineTree};
+use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
 
 /// How to read files.
 #[derive(Clone, Debug, Default)]
@@ -387,7 +387,7 @@ fn workload(kind: WorkloadKind, value: Value) -> Result<Workload, String> {
 
 /// The `istio` ConfigMap carries the mesh config as YAML under `data.mesh`.
 fn mesh_config_of(cm: &k8s_openapi::api::core::v1::ConfigMap) -> Option<Value> {
-    use crate::snapshot::Object;
+    use crate::kube::snapshot::Object;
     if cm.name() != "istio" {
         return None;
     }
@@ -415,7 +415,7 @@ pub fn load_mesh_config(path: &Path) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::Object;
+    use crate::kube::snapshot::Object;
 
     fn load_str(text: &str) -> Result<Snapshot, Vec<Error>> {
         let mut snapshot = Snapshot::default();

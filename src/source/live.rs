@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 
 use crate::cli::GlobalArgs;
 use crate::error::{Error, Result};
-use crate::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
+use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
 
 /// The namespace Istio's control plane lives in.
 pub const ISTIO_NAMESPACE: &str = "istio-system";
@@ -250,7 +250,7 @@ fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>>
         .collect()
 }
 
-fn not_system<T: crate::snapshot::Object>(items: Vec<T>) -> Vec<T> {
+fn not_system<T: crate::kube::snapshot::Object>(items: Vec<T>) -> Vec<T> {
     items
         .into_iter()
         .filter(|o| !SYSTEM_NAMESPACES.contains(&o.namespace().unwrap_or("")))
@@ -313,7 +313,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         located(
             items
                 .into_iter()
-                .filter(|n| !SYSTEM_NAMESPACES.contains(&crate::snapshot::Object::name(n)))
+                .filter(|n| !SYSTEM_NAMESPACES.contains(&crate::kube::snapshot::Object::name(n)))
                 .collect(),
             &name,
             multi
@@ -350,12 +350,12 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     take!(config_maps, "configmaps", |items| {
         let items: Vec<ConfigMap> = items
             .into_iter()
-            .filter(|cm| crate::snapshot::Object::name(cm).starts_with("istio"))
+            .filter(|cm| crate::kube::snapshot::Object::name(cm).starts_with("istio"))
             .collect();
         for cm in &items {
-            if crate::snapshot::Object::name(cm) == "istio"
+            if crate::kube::snapshot::Object::name(cm) == "istio"
                 && let Some(mesh) = cm.data.as_ref().and_then(|d| d.get("mesh"))
-                && let Ok(docs) = crate::source::yaml::parse_stream(mesh)
+                && let Ok(docs) = crate::formats::yaml::parse_stream(mesh)
             {
                 snapshot.mesh_config = docs.into_iter().next().map(|d| d.value);
             }

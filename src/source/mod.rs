@@ -2,4 +2,3 @@
 
 pub mod files;
 pub mod live;
-pub mod yaml;

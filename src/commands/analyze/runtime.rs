@@ -1,5 +1,5 @@
 //! Runtime findings in `analyze`: the I/O half. Probes the sidecars of the injected pods the
-//! snapshot already flags ([`crate::analysis::runtime::select`]), at most [`CONCURRENCY`] at a
+//! snapshot already flags ([`crate::commands::analyze::analyzers::runtime::select`]), at most [`CONCURRENCY`] at a
 //! time, each request under the probe timeout, and diagnoses each pod as `pod NAME` would.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,15 +10,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::Api;
 
-use crate::analysis::Finding;
-use crate::analysis::report::Skipped;
-use crate::analysis::runtime::{self, Fetched};
 use crate::cli::GlobalArgs;
+use crate::commands::analyze::analyzers::runtime::{self, Fetched};
 use crate::commands::pod::lookup;
-use crate::diagnose::{self, ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
+use crate::diagnosis::{self, ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::error::Result;
+use crate::findings::Finding;
+use crate::findings::report::Skipped;
+use crate::kube::snapshot::{Located, Object, Snapshot};
 use crate::probe::{self, ProbeOptions, Probed};
-use crate::snapshot::{Located, Object, Snapshot};
 use crate::source::live::{self, Cluster};
 
 /// Sidecars probed at once: each probe holds a few port-forward streams and log requests.
@@ -141,7 +141,7 @@ async fn probe_cluster(
     })
     .await;
     let now = Some(jiff::Timestamp::now());
-    let contexts: BTreeMap<&str, diagnose::PodContext> = root_certs
+    let contexts: BTreeMap<&str, diagnosis::PodContext> = root_certs
         .into_iter()
         .map(|(ns, root_cert)| {
             let fetched = Fetched {
@@ -166,7 +166,7 @@ async fn probe_cluster(
         let Some(context) = pod.namespace().and_then(|ns| contexts.get(ns)) else {
             continue;
         };
-        let diagnosis = diagnose::diagnose(pod, context, Some(&probe));
+        let diagnosis = diagnosis::diagnose(pod, context, Some(&probe));
         let mut found = runtime::findings(diagnosis, cluster_name);
         // Port-forward denied: the proxy was not checked, which is not a finding about it.
         if let Probed::Error(e) = &probe.admin.server_info

@@ -5,7 +5,7 @@
 //! Reads the pod, the ConfigMaps its bootstrap depends on (istio-ca-root-cert in its namespace,
 //! the bootstrapOverride ConfigMap it names, the mesh ConfigMap in istio-system), asks the
 //! proxy's admin port for /config_dump (bootstrap section), then hands everything to the pure
-//! [`bootstrap_inputs::explain_pod`] and renders.
+//! [`inputs::explain_pod`] and renders.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -18,19 +18,19 @@ use serde_json::Value;
 
 use crate::cli::{GlobalArgs, parse_duration};
 use crate::commands::analyze::write_stdout;
-use crate::commands::pod::get_pod;
-use crate::diagnose::{ISTIO_NAMESPACE, Lookup, ROOT_CERT_CONFIG_MAP};
-use crate::error::{Error, Result};
-use crate::exit;
-use crate::mesh::bootstrap_inputs::{
+use crate::commands::bootstrap::inputs::{
     self, BOOTSTRAP_OVERRIDE_ANNOTATION, BOOTSTRAP_OVERRIDE_KEY, Explanation, Group, Ingredient,
     LiveBootstrap, Status, Surroundings,
 };
-use crate::mesh::sidecar;
+use crate::commands::pod::get_pod;
+use crate::diagnosis::{ISTIO_NAMESPACE, Lookup, ROOT_CERT_CONFIG_MAP};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::istio::sidecar;
+use crate::output::findings::pretty_tabs;
+use crate::output::style::{Stream, Styles};
 use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
-use crate::render::findings::pretty_tabs;
-use crate::render::style::{Stream, Styles};
 use crate::source::live::{self, Cluster, ListError};
 
 pub const EXPLAIN_AFTER_HELP: &str = "\
@@ -140,7 +140,7 @@ pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
     let (around, mut notes) = surroundings(&cluster, &pod, &namespace).await;
 
     // The admin port the proxy really has (proxy.istio.io/config may move it).
-    let inputs = bootstrap_inputs::explain(&pod, &around.mesh_config_maps)
+    let inputs = inputs::explain(&pod, &around.mesh_config_maps)
         .map_err(|e| not_meshed(&namespace, &name, &e))?;
     let admin_port = inputs
         .get("admin port")
@@ -148,8 +148,8 @@ pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
         .unwrap_or(crate::probe::admin::ADMIN_PORT);
     let live = live_bootstrap(&cluster, &pod, admin_port, &args).await;
 
-    let mut explanation = bootstrap_inputs::explain_pod(&pod, &around, live)
-        .map_err(|e| not_meshed(&namespace, &name, &e))?;
+    let mut explanation =
+        inputs::explain_pod(&pod, &around, live).map_err(|e| not_meshed(&namespace, &name, &e))?;
     explanation.notes.append(&mut notes);
 
     let text = match args.output {
@@ -168,7 +168,7 @@ pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
     })
 }
 
-fn not_meshed(namespace: &str, name: &str, e: &bootstrap_inputs::NotMeshed) -> Error {
+fn not_meshed(namespace: &str, name: &str, e: &inputs::NotMeshed) -> Error {
     Error::Data(format!(
         "pod {namespace}/{name} has no Envoy bootstrap to explain: {e} (`kubectl mesh-doctor pod {name} -n {namespace}` tells why)"
     ))
@@ -309,7 +309,7 @@ async fn fetch<T: Transport>(transport: &T, port: u16, path: &str) -> LiveBootst
     }
     let dump: Value = serde_json::from_slice(&response.body)
         .map_err(|e| format!("/config_dump is not JSON: {e}"))?;
-    let bootstrap = bootstrap_inputs::bootstrap_of_config_dump(&dump)
+    let bootstrap = inputs::bootstrap_of_config_dump(&dump)
         .cloned()
         .ok_or_else(|| "/config_dump has no bootstrap section".to_string())?;
     Ok((

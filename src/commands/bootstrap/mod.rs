@@ -1,0 +1,714 @@
+//! `kubectl mesh-doctor bootstrap validate`: finds the mistakes in an Envoy bootstrap that make
+//! `istio-proxy` crash at start, before the bootstrap is deployed, and (when an Envoy binary is
+//! at hand) shows what a real `envoy --mode validate` says about the same file.
+//!
+//! `kubectl mesh-doctor bootstrap explain POD` (in [`explain`]): where each part of a live pod's
+//! bootstrap comes from, checked, and compared with what its running Envoy loaded.
+
+pub mod explain;
+pub mod inputs;
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Subcommand};
+use serde_json::{Map, Value, json};
+
+use crate::cli::{GlobalArgs, parse_duration};
+use crate::commands::analyze::write_stdout;
+use crate::envoy::bootstrap::{self, Format, Problem};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::findings::messages::{self, DOCS_BASE, Level};
+use crate::findings::{Finding, ResourceRef};
+use crate::output::findings::{finding_value, pretty_tabs};
+use crate::output::style::{Stream, Styles};
+
+/// The environment variable naming the Envoy binary when `--envoy` is not given.
+pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
+
+/// Envoy output beyond this is read and dropped.
+const OUTPUT_CAP: usize = 4 << 20;
+
+const VALIDATE_AFTER_HELP: &str = "\
+Checks (each problem is a finding with the JSON path into the document and its line):
+  MD0301  ADS, CDS and LDS gRPC clusters exist among the static (non-EDS) clusters
+  MD0302  no two static clusters share a name
+  MD0303  routes of static listeners point at existing clusters
+  MD0304  node.id is set when xDS is used; an Istio proxy's node.id is one istiod accepts
+  MD0305  node.cluster is set when xDS is used
+  MD0306  admin and listener ports do not collide with 15001, 15006, 15020, 15021, 15090
+          (and 15000, for a bootstrap that is not the sidecar's own)
+  MD0307  the file is valid JSON (strict) or YAML, one mapping; errors give line and column
+  MD0308  no unknown fields at the top level, in node, admin, static_resources,
+          dynamic_resources and their xDS config sources
+  MD0309  a real `envoy --mode validate` accepts the file (when an Envoy binary is found)
+  MD0310  an Istio proxy's node.id has the <pod>.<namespace> and <namespace>.svc.<domain> parts
+  MD0311  no two static listeners (or the admin interface and a listener) bind the same address
+
+Envoy is looked for in --envoy, then $MESH_DOCTOR_ENVOY, then `envoy` on PATH; --no-envoy runs
+only the static checks. YAML input is given to Envoy as a temporary JSON copy.
+
+Examples:
+  # the bootstrap pilot-agent would write, checked before rollout
+  kubectl mesh-doctor bootstrap validate envoy-rev.json
+
+  # a custom bootstrap from stdin, with a specific Envoy, as JSON for CI
+  cat custom-bootstrap.yaml | kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json
+
+Exit codes:
+  0   no finding at or above the failure threshold (default: Error)
+  79  findings at or above the failure threshold (with every -o format)
+  64  usage error (also: the Envoy given with --envoy cannot be run)
+  65  the file cannot be read at all (missing, unreadable, not UTF-8 text)
+  1   anything unexpected";
+
+#[derive(Debug, Args)]
+pub struct BootstrapArgs {
+    #[command(subcommand)]
+    pub command: BootstrapCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BootstrapCommand {
+    /// Check an Envoy bootstrap (JSON or YAML) for the mistakes that crash istio-proxy at start
+    #[command(after_help = VALIDATE_AFTER_HELP)]
+    Validate(ValidateArgs),
+    /// Where each part of a live pod's bootstrap comes from (node.id, metadata, token, root
+    /// certificate, bootstrapOverride), checked and compared with its running Envoy
+    #[command(after_help = explain::EXPLAIN_AFTER_HELP)]
+    Explain(explain::ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The bootstrap file ("-" reads stdin)
+    #[arg(value_name = "FILE|-")]
+    pub file: PathBuf,
+
+    /// Also run this Envoy binary with --mode validate (default: $MESH_DOCTOR_ENVOY, then
+    /// `envoy` on PATH)
+    #[arg(long, value_name = "PATH")]
+    pub envoy: Option<PathBuf>,
+
+    /// Run only the static checks, even when an Envoy binary is found
+    #[arg(long, conflicts_with = "envoy")]
+    pub no_envoy: bool,
+
+    /// How long `envoy --mode validate` may run before it is stopped
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    pub envoy_timeout: Duration,
+
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+
+    /// The lowest level that makes the command exit 79
+    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Error")]
+    pub failure_threshold: Level,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// One block per finding: level, code, file:line, JSON path, then the message
+    #[default]
+    Text,
+    /// One JSON object: the file, the findings (with path and line) and Envoy's verdict
+    Json,
+}
+
+fn parse_level(text: &str) -> Result<Level, String> {
+    Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
+}
+
+pub async fn run(args: BootstrapArgs, global: &GlobalArgs) -> Result<u8> {
+    match args.command {
+        BootstrapCommand::Validate(args) => validate(args, global),
+        BootstrapCommand::Explain(args) => explain::run(args, global).await,
+    }
+}
+
+/// What a real Envoy said about the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvoyVerdict {
+    pub binary: PathBuf,
+    /// `1.40.0`, from `envoy --version`, when it answered.
+    pub version: Option<String>,
+    pub accepted: bool,
+    pub exit_code: Option<i32>,
+    /// Why Envoy refused the file (see [`bootstrap::envoy_reason`]).
+    pub reason: Option<String>,
+}
+
+/// Where Envoy was found, and whether the user named it (a named one that cannot run is an error;
+/// one found on PATH that cannot run is a warning).
+#[derive(Debug, Clone)]
+pub struct EnvoyBinary {
+    pub path: PathBuf,
+    pub explicit: bool,
+}
+
+/// `--envoy`, else `$MESH_DOCTOR_ENVOY`, else `envoy` on PATH.
+pub fn find_envoy(flag: Option<&Path>) -> Option<EnvoyBinary> {
+    if let Some(path) = flag {
+        return Some(EnvoyBinary {
+            path: path.to_path_buf(),
+            explicit: true,
+        });
+    }
+    if let Some(path) = std::env::var_os(ENVOY_ENV).filter(|v| !v.is_empty()) {
+        return Some(EnvoyBinary {
+            path: PathBuf::from(path),
+            explicit: true,
+        });
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .map(|dir| dir.join("envoy"))
+        .find(|candidate| is_executable(candidate))
+        .map(|path| EnvoyBinary {
+            path,
+            explicit: false,
+        })
+}
+
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
+fn validate(args: ValidateArgs, global: &GlobalArgs) -> Result<u8> {
+    let stdin = args.file.as_os_str() == "-";
+    let shown: Arc<str> = if stdin {
+        Arc::from("<stdin>")
+    } else {
+        Arc::from(args.file.display().to_string())
+    };
+    let text = read_input(&args.file, stdin, &shown)?;
+    let file_name = (!stdin).then(|| args.file.to_string_lossy().into_owned());
+    let format = Format::detect(file_name.as_deref(), &text);
+    let parsed = bootstrap::parse(&text, format);
+    let problems: Vec<Problem> = match &parsed {
+        Ok(doc) => bootstrap::check(doc),
+        Err(problem) => vec![(**problem).clone()],
+    };
+
+    let mut envoy_error = None;
+    let verdict = if args.no_envoy {
+        None
+    } else {
+        match find_envoy(args.envoy.as_deref()) {
+            None => None,
+            Some(binary) => {
+                let input =
+                    EnvoyInput::prepare(&args.file, stdin, &text, format, parsed.as_ref().ok());
+                match input
+                    .and_then(|input| run_envoy(&binary.path, input.path(), args.envoy_timeout))
+                {
+                    Ok(verdict) => Some(verdict),
+                    Err(e) if binary.explicit && e.kind() != io::ErrorKind::TimedOut => {
+                        return Err(Error::Usage(format!(
+                            "cannot run envoy at {}: {e}",
+                            binary.path.display()
+                        )));
+                    }
+                    Err(e) => {
+                        envoy_error = Some(format!(
+                            "envoy --mode validate ({}) gave no verdict: {e}",
+                            binary.path.display()
+                        ));
+                        None
+                    }
+                }
+            }
+        }
+    };
+
+    let mut findings: Vec<(Finding, Option<&Problem>)> = problems
+        .iter()
+        .map(|p| (to_finding(p, &shown), Some(p)))
+        .collect();
+    if let Some(verdict) = &verdict
+        && !verdict.accepted
+    {
+        findings.push((envoy_finding(verdict, &problems, &shown), None));
+    }
+
+    let failing = findings
+        .iter()
+        .filter(|(f, _)| f.level().reaches(args.failure_threshold))
+        .count();
+    let out = match args.output {
+        OutputFormat::Text => {
+            let styles = Styles::new(global.color.enabled(Stream::Stdout));
+            render_text(&findings, verdict.as_ref(), &styles)
+        }
+        OutputFormat::Json => render_json(
+            &shown,
+            format,
+            &findings,
+            verdict.as_ref(),
+            envoy_error.as_deref(),
+            failing == 0,
+        ),
+    };
+    write_stdout(&out)?;
+
+    let err = Styles::new(global.color.enabled(Stream::Stderr));
+    if let Some(message) = &envoy_error {
+        eprintln!("{} {message}", err.paint(err.warning, "warning:"));
+    }
+    let errors = findings
+        .iter()
+        .filter(|(f, _)| f.level() == Level::Error)
+        .count();
+    let warnings = findings
+        .iter()
+        .filter(|(f, _)| f.level() == Level::Warning)
+        .count();
+    if findings.is_empty() {
+        let envoy_note = if verdict.is_some() {
+            " (static checks and envoy --mode validate)"
+        } else {
+            " (static checks only: no Envoy binary was run; see --envoy)"
+        };
+        eprintln!(
+            "{} No problems found in {shown}{envoy_note}.",
+            err.paint(err.ok, "\u{2714}")
+        );
+    } else {
+        eprintln!(
+            "{} {shown}: {errors} error(s), {warnings} warning(s); see {DOCS_BASE} for causes and fixes.",
+            if failing > 0 {
+                err.paint(err.error, "\u{2718}")
+            } else {
+                err.paint(err.warning, "!")
+            }
+        );
+    }
+    Ok(if failing > 0 {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+fn read_input(path: &Path, stdin: bool, shown: &str) -> Result<String> {
+    let bytes = if stdin {
+        let mut buf = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .map_err(|source| Error::ReadInput {
+                path: PathBuf::from("-"),
+                source,
+            })?;
+        buf
+    } else {
+        fs::read(path).map_err(|source| Error::ReadInput {
+            path: path.to_path_buf(),
+            source,
+        })?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        Error::Parse {
+            location: shown.to_string(),
+            message: format!(
+                "not UTF-8 text (invalid byte at offset {offset}); a bootstrap is JSON or YAML"
+            ),
+        }
+    })
+}
+
+/// A problem as a finding about the bootstrap file, pointing at its line.
+fn to_finding(problem: &Problem, shown: &Arc<str>) -> Finding {
+    Finding {
+        message_type: problem.message_type,
+        resource: Some(resource(shown, problem.line)),
+        message: problem.message.clone(),
+    }
+}
+
+fn resource(shown: &Arc<str>, line: Option<u32>) -> ResourceRef {
+    ResourceRef {
+        kind: "Bootstrap".to_string(),
+        namespace: None,
+        name: shown.to_string(),
+        file: Some(shown.clone()),
+        line,
+        cluster: None,
+    }
+}
+
+/// MD0309, saying whether the static checks saw the same problem.
+fn envoy_finding(verdict: &EnvoyVerdict, problems: &[Problem], shown: &Arc<str>) -> Finding {
+    let reason = verdict
+        .reason
+        .clone()
+        .unwrap_or_else(|| match verdict.exit_code {
+            Some(code) => format!("it exited with code {code}"),
+            None => "it was stopped by a signal".to_string(),
+        });
+    let covering = bootstrap::codes_covering(&reason);
+    let found: Vec<&str> = covering
+        .iter()
+        .map(|m| m.code)
+        .filter(|code| problems.iter().any(|p| p.code() == *code))
+        .collect();
+    let note = if !found.is_empty() {
+        format!(" (the problem reported as {} above)", found.join(", "))
+    } else if !covering.is_empty() {
+        let codes: Vec<&str> = covering.iter().map(|m| m.code).collect();
+        format!(
+            " (the {} check missed this: please report it)",
+            codes.join("/")
+        )
+    } else {
+        String::new()
+    };
+    Finding::new(
+        messages::MD0309,
+        Some(resource(shown, None)),
+        &[reason.into(), note.into()],
+    )
+}
+
+fn render_text(
+    findings: &[(Finding, Option<&Problem>)],
+    verdict: Option<&EnvoyVerdict>,
+    styles: &Styles,
+) -> String {
+    let mut out = String::new();
+    for (finding, problem) in findings {
+        out.push_str(&styles.paint(styles.level(finding.level()), finding.level().as_str()));
+        out.push_str(&format!(" [{}]", finding.code()));
+        if let Some(reference) = finding.resource.as_ref().and_then(ResourceRef::reference) {
+            out.push(' ');
+            out.push_str(&reference);
+            if let Some(column) = problem.and_then(|p| p.column) {
+                out.push_str(&format!(":{column}"));
+            }
+        }
+        if let Some(problem) = problem
+            && !problem.path.is_root()
+        {
+            out.push(' ');
+            out.push_str(&styles.paint(styles.code, &problem.path.to_string()));
+        }
+        out.push_str("\n    ");
+        out.push_str(&finding.message);
+        out.push('\n');
+    }
+    if let Some(verdict) = verdict
+        && verdict.accepted
+    {
+        out.push_str(&format!(
+            "envoy --mode validate ({}): configuration OK\n",
+            describe_binary(verdict)
+        ));
+    }
+    out
+}
+
+fn describe_binary(verdict: &EnvoyVerdict) -> String {
+    match &verdict.version {
+        Some(version) => format!("envoy {version}, {}", verdict.binary.display()),
+        None => verdict.binary.display().to_string(),
+    }
+}
+
+fn render_json(
+    shown: &str,
+    format: Format,
+    findings: &[(Finding, Option<&Problem>)],
+    verdict: Option<&EnvoyVerdict>,
+    envoy_error: Option<&str>,
+    passed: bool,
+) -> String {
+    let items: Vec<Value> = findings
+        .iter()
+        .map(|(finding, problem)| {
+            let mut value = finding_value(finding, false);
+            if let Value::Object(map) = &mut value {
+                map.insert("name".into(), finding.message_type.name.into());
+                if let Some(problem) = problem {
+                    map.insert("path".into(), problem.path.to_string().into());
+                    if let Some(line) = problem.line {
+                        map.insert("line".into(), line.into());
+                    }
+                    if let Some(column) = problem.column {
+                        map.insert("column".into(), column.into());
+                    }
+                }
+                sort_keys(map);
+            }
+            value
+        })
+        .collect();
+    let envoy = match (verdict, envoy_error) {
+        (Some(v), _) => json!({
+            "accepted": v.accepted,
+            "binary": v.binary.display().to_string(),
+            "exitCode": v.exit_code,
+            "reason": v.reason,
+            "version": v.version,
+        }),
+        (None, Some(error)) => json!({ "error": error }),
+        (None, None) => Value::Null,
+    };
+    let doc = json!({
+        "envoy": envoy,
+        "file": shown,
+        "findings": items,
+        "format": match format { Format::Json => "json", Format::Yaml => "yaml" },
+        "passed": passed,
+    });
+    let mut text = pretty_tabs(&doc);
+    text.push('\n');
+    text
+}
+
+fn sort_keys(map: &mut Map<String, Value>) {
+    let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    map.extend(entries);
+}
+
+/// The file Envoy is given: the input itself when Envoy can read it as it is (a `.json`, or a
+/// `.yaml`/`.yml` that could not be parsed), otherwise a temporary copy — JSON for YAML input,
+/// so Envoy validates exactly what the checks read.
+enum EnvoyInput {
+    Original(PathBuf),
+    Copy(TempFile),
+}
+
+impl EnvoyInput {
+    fn prepare(
+        file: &Path,
+        stdin: bool,
+        text: &str,
+        format: Format,
+        parsed: Option<&bootstrap::Bootstrap>,
+    ) -> io::Result<EnvoyInput> {
+        let lower = file.to_string_lossy().to_ascii_lowercase();
+        let named_json = lower.ends_with(".json");
+        let named_yaml = lower.ends_with(".yaml") || lower.ends_with(".yml");
+        match (format, parsed) {
+            (Format::Json, _) if !stdin && named_json => Ok(EnvoyInput::Original(file.into())),
+            (Format::Json, _) => TempFile::write(text.as_bytes(), "json").map(EnvoyInput::Copy),
+            (Format::Yaml, Some(doc)) => {
+                let json = serde_json::to_vec_pretty(&doc.value).map_err(io::Error::other)?;
+                TempFile::write(&json, "json").map(EnvoyInput::Copy)
+            }
+            (Format::Yaml, None) if !stdin && named_yaml => Ok(EnvoyInput::Original(file.into())),
+            (Format::Yaml, None) => TempFile::write(text.as_bytes(), "yaml").map(EnvoyInput::Copy),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            EnvoyInput::Original(path) => path,
+            EnvoyInput::Copy(temp) => &temp.path,
+        }
+    }
+}
+
+/// A file in the temporary directory, removed when dropped.
+struct TempFile {
+    path: PathBuf,
+}
+
+impl TempFile {
+    fn write(contents: &[u8], extension: &str) -> io::Result<TempFile> {
+        let dir = std::env::temp_dir();
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for attempt in 0..100u32 {
+            let path = dir.join(format!(
+                "mesh-doctor-bootstrap-{}-{nanos}-{attempt}.{extension}",
+                std::process::id()
+            ));
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut file) => {
+                    let temp = TempFile { path };
+                    file.write_all(contents)?;
+                    return Ok(temp);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "no free temporary file name",
+        ))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Runs `envoy --mode validate -c FILE` (and `envoy --version`), each within `timeout`.
+pub fn run_envoy(binary: &Path, file: &Path, timeout: Duration) -> io::Result<EnvoyVerdict> {
+    let mut command = Command::new(binary);
+    command
+        .arg("--mode")
+        .arg("validate")
+        .arg("-c")
+        .arg(file)
+        .arg("--log-level")
+        .arg("warning");
+    let output = run_with_timeout(command, timeout)?;
+    let Some(status) = output.status else {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "it did not finish within {}s and was stopped",
+                timeout.as_secs_f64()
+            ),
+        ));
+    };
+    let accepted = status.success();
+    let reason = if accepted {
+        None
+    } else {
+        bootstrap::envoy_reason(&output.stderr)
+    };
+    let mut version_command = Command::new(binary);
+    version_command.arg("--version");
+    let version = run_with_timeout(version_command, timeout)
+        .ok()
+        .and_then(|out| parse_version(&out.stdout));
+    Ok(EnvoyVerdict {
+        binary: binary.to_path_buf(),
+        version,
+        accepted,
+        exit_code: status.code(),
+        reason,
+    })
+}
+
+/// `envoy  version: 9e55.../1.40.0/Clean/RELEASE/BoringSSL` -> `1.40.0`.
+fn parse_version(stdout: &str) -> Option<String> {
+    let rest = stdout.split("version: ").nth(1)?;
+    let version = rest.split('/').nth(1)?.trim();
+    (!version.is_empty()).then(|| version.to_string())
+}
+
+struct ProcessOutput {
+    /// None when the process was stopped at the deadline.
+    status: Option<ExitStatus>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs a command with no stdin, reading its output (up to a cap) and stopping it at the deadline.
+fn run_with_timeout(mut command: Command, timeout: Duration) -> io::Result<ProcessOutput> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn()?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // A grandchild could keep a pipe open: wait a little for the readers, never forever.
+    let collect = |rx: mpsc::Receiver<Vec<u8>>| {
+        rx.recv_timeout(Duration::from_secs(2))
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default()
+    };
+    Ok(ProcessOutput {
+        status,
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+    })
+}
+
+/// Reads a pipe to its end on a thread, keeping the first [`OUTPUT_CAP`] bytes.
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let room = OUTPUT_CAP.saturating_sub(kept.len());
+                        kept.extend_from_slice(&chunk[..n.min(room)]);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        let _ = tx.send(kept);
+    });
+    rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(
+            parse_version(
+                "\nenvoy  version: 9e5580933739775e8bce696a57a2e1bc99368f23/1.40.0/Clean/RELEASE/BoringSSL\n\n"
+            )
+            .as_deref(),
+            Some("1.40.0")
+        );
+        assert_eq!(parse_version("nothing"), None);
+    }
+
+    #[test]
+    fn slow_commands_are_stopped() {
+        let mut command = Command::new("sleep");
+        command.arg("5");
+        let started = Instant::now();
+        let out = run_with_timeout(command, Duration::from_millis(200)).unwrap();
+        assert!(out.status.is_none());
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn temp_files_go_away() {
+        let temp = TempFile::write(b"{}", "json").unwrap();
+        let path = temp.path.clone();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{}");
+        drop(temp);
+        assert!(!path.exists());
+    }
+}

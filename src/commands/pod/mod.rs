@@ -1,0 +1,259 @@
+//! `kubectl mesh-doctor pod NAME`: why this pod is not meshed, crashing, or stuck at 1/2.
+//!
+//! Gathers the pod and what surrounds it (namespace, injection webhooks, istiod's endpoints,
+//! NetworkPolicies, the root-cert ConfigMap), probes its sidecar (admin port 15000, health port
+//! 15021, istio-proxy logs), then hands everything to the pure [`crate::diagnosis`] and renders.
+
+pub mod render;
+
+use std::time::Duration;
+
+use clap::Args;
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::Api;
+
+use crate::cli::{GlobalArgs, parse_duration};
+use crate::commands::analyze::write_stdout;
+use crate::diagnosis::{self, ISTIO_NAMESPACE, Lookup, PodContext, ROOT_CERT_CONFIG_MAP};
+use crate::error::{Error, Result};
+use crate::exit;
+use crate::findings::messages::Level;
+use crate::kube::snapshot::Located;
+use crate::output::style::{Stream, Styles};
+use crate::probe::{self, ProbeOptions, ProbeResult};
+use crate::source::live::{self, Cluster, ListError};
+
+const AFTER_HELP: &str = "\
+What it checks:
+  not meshed       why the pod has no sidecar: namespace not labelled, opted out, created
+                   before the label (restart it), no injection webhook matches, hostNetwork
+  bootstrap crash  istio-proxy crash-loops; quotes the Envoy error from its logs (MD0101)
+  waiting          Envoy runs but istiod never configured it (PRE_INITIALIZING, 15021 not
+                   ready, not connected); checks istiod's endpoints, NetworkPolicies on
+                   port 15012, the istio-ca-root-cert ConfigMap and the token audience (MD0102)
+  also             configuration rejected by the proxy (MD0104), certificate expired or
+                   expiring (MD0105), application not ready while the proxy is LIVE (MD0106),
+                   proxy unreachable (MD0107)
+
+The proxy is reached with a port-forward through the API server (needs `create` on
+pods/portforward), or with --direct on the pod IP when mesh-doctor runs inside the cluster.
+Logs need `get` on pods/log. What cannot be read is reported, never fatal.
+
+Examples:
+  kubectl mesh-doctor pod web-7d4b9 -n shop
+  kubectl mesh-doctor pod web-7d4b9 -n shop -o json
+  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --timeout 2s     # from a Job in the cluster
+
+Exit codes:
+  0   healthy, or nothing at or above the failure threshold
+  79  a finding at or above the failure threshold (Error: crash, waiting for istiod), with every -o
+  64  usage error
+  65  the pod does not exist in the namespace
+  69  cluster unreachable, or the pod cannot be read (access denied)
+  1   anything unexpected";
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PodFormat {
+    /// Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Next steps
+    #[default]
+    Text,
+    /// One JSON document with the verdict, findings, evidence, checks and raw probe results
+    Json,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct PodArgs {
+    /// The pod (NAME or pod/NAME), in -n NAMESPACE or the context's namespace
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t = PodFormat::Text)]
+    pub output: PodFormat,
+
+    /// Connect to the pod IP instead of port-forwarding through the API server (for running
+    /// inside the cluster, e.g. as a Job)
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub timeout: Duration,
+
+    /// The lowest finding level that makes the command exit 79
+    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Warning")]
+    pub failure_threshold: Level,
+
+    /// Do not contact the proxy (no port-forward, no logs): judge from the API objects only
+    #[arg(long)]
+    pub no_probe: bool,
+}
+
+fn parse_level(text: &str) -> Result<Level, String> {
+    Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
+}
+
+/// `NAME`, `pod/NAME` or `pods/NAME`.
+fn pod_name(text: &str) -> Result<&str> {
+    let name = text
+        .strip_prefix("pod/")
+        .or_else(|| text.strip_prefix("pods/"))
+        .unwrap_or(text);
+    if name.is_empty() || name.contains('/') {
+        return Err(Error::Usage(format!(
+            "invalid pod name {text:?}: give NAME or pod/NAME, and the namespace with -n"
+        )));
+    }
+    Ok(name)
+}
+
+/// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
+pub(crate) fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
+    match result {
+        Ok(Some(v)) => Lookup::Found(v),
+        Ok(None) => Lookup::Missing,
+        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+    }
+}
+
+fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<T>> {
+    match result {
+        Ok(v) => Lookup::Found(v),
+        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+    }
+}
+
+/// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
+pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
+    let c = cluster;
+    let (ns, istio_ns, webhooks, slices, policies, root_cert) = tokio::join!(
+        c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
+        c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
+        c.list_cluster::<MutatingWebhookConfiguration>(),
+        c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
+        c.list::<NetworkPolicy>(Some(namespace)),
+        c.get_opt(
+            Api::<ConfigMap>::namespaced(c.client.clone(), namespace),
+            ROOT_CERT_CONFIG_MAP
+        ),
+    );
+    PodContext {
+        namespace: lookup(ns),
+        webhooks: match webhooks {
+            Ok(items) => Lookup::Found(items.into_iter().map(Located::new).collect()),
+            Err(ListError::Denied(r) | ListError::Unreachable(r)) => Lookup::Unknown(r),
+        },
+        istio_endpoint_slices: lookup_list(slices),
+        istio_namespace: lookup(istio_ns),
+        network_policies: lookup_list(policies),
+        root_cert: lookup(root_cert),
+        now: Some(jiff::Timestamp::now()),
+    }
+}
+
+/// Reads one pod: a missing pod is bad input (65), a forbidden one an access problem (69).
+pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<Pod> {
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
+    match cluster.get_opt(api, name).await {
+        Ok(Some(pod)) => Ok(pod),
+        Ok(None) => Err(Error::Data(format!(
+            "pod {name} not found in namespace {namespace}"
+        ))),
+        Err(ListError::Denied(reason)) => Err(Error::Cluster(format!(
+            "cannot read pod {namespace}/{name} on {}: {reason}",
+            cluster.name
+        ))),
+        Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
+    }
+}
+
+/// Everything `pod NAME` produces, for callers that want the data rather than the text.
+pub struct PodReport {
+    pub diagnosis: diagnosis::Diagnosis,
+    pub probe: Option<ProbeResult>,
+}
+
+/// Gathers, probes and diagnoses one pod.
+pub async fn examine(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    options: Option<&ProbeOptions>,
+) -> Result<PodReport> {
+    let pod = get_pod(cluster, namespace, name).await?;
+    let (context, probe) = tokio::join!(context(cluster, namespace), async {
+        match options {
+            Some(options) => Some(probe::probe_pod(cluster, &pod, options).await),
+            None => None,
+        }
+    });
+    let diagnosis = diagnosis::diagnose(&pod, &context, probe.as_ref());
+    Ok(PodReport { diagnosis, probe })
+}
+
+pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
+    if global.context.len() > 1 {
+        return Err(Error::Usage(
+            "pod examines one pod: give at most one --context".to_string(),
+        ));
+    }
+    let name = pod_name(&args.name)?.to_string();
+    let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
+    let namespace = global
+        .namespace
+        .clone()
+        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let options = ProbeOptions {
+        direct: args.direct,
+        ..ProbeOptions::with_timeout(args.timeout)
+    };
+    tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "examining pod");
+    let report = examine(
+        &cluster,
+        &namespace,
+        &name,
+        (!args.no_probe).then_some(&options),
+    )
+    .await?;
+    let text = match args.output {
+        PodFormat::Json => render::json_text(&report.diagnosis, report.probe.as_ref()),
+        PodFormat::Text => {
+            let styles = Styles::new(global.color.enabled(Stream::Stdout));
+            render::text(&report.diagnosis, report.probe.as_ref(), &styles)
+        }
+    };
+    write_stdout(&text)?;
+    Ok(if report.diagnosis.fails(args.failure_threshold) {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pod_names() {
+        assert_eq!(pod_name("web-1").unwrap(), "web-1");
+        assert_eq!(pod_name("pod/web-1").unwrap(), "web-1");
+        assert_eq!(pod_name("pods/web-1").unwrap(), "web-1");
+        assert!(pod_name("deploy/web").is_err());
+        assert!(pod_name("pod/").is_err());
+    }
+
+    #[test]
+    fn lookups() {
+        assert_eq!(lookup::<u8>(Ok(None)), Lookup::Missing);
+        assert_eq!(lookup(Ok(Some(1u8))), Lookup::Found(1));
+        assert_eq!(
+            lookup::<u8>(Err(ListError::Denied("forbidden".into()))),
+            Lookup::Unknown("forbidden".into())
+        );
+    }
+}

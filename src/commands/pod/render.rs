@@ -1,0 +1,407 @@
+//! Renders one pod's [`Diagnosis`]: sections for people (Pod, Sidecar, Verdict, Evidence,
+//! Checked causes, Next steps), or one JSON document. Nothing is decided here.
+
+use serde_json::{Value, json};
+
+use crate::diagnosis::{CheckStatus, ContainerSummary, Diagnosis, VerdictKind};
+use crate::findings::messages::Level;
+use crate::output::findings::finding_value;
+use crate::output::style::Styles;
+use crate::probe::admin::CertRole;
+use crate::probe::{LogScan, ProbeResult, Probed};
+
+/// The JSON document of `pod -o json`.
+pub fn json(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> Value {
+    let mut doc = serde_json::to_value(diagnosis).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut doc {
+        map.insert(
+            "level".to_string(),
+            diagnosis
+                .level()
+                .map_or(Value::Null, |l| Value::String(l.as_str().to_string())),
+        );
+        map.insert(
+            "findings".to_string(),
+            Value::Array(
+                diagnosis
+                    .findings
+                    .iter()
+                    .map(|f| finding_value(f, false))
+                    .collect(),
+            ),
+        );
+        map.insert(
+            "probe".to_string(),
+            probe.map_or(Value::Null, |p| {
+                serde_json::to_value(p).unwrap_or_else(|e| json!({"error": e.to_string()}))
+            }),
+        );
+    }
+    doc
+}
+
+/// `pod -o json` as text: pretty JSON ending with a newline.
+pub fn json_text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> String {
+    let mut text = serde_json::to_string_pretty(&json(diagnosis, probe)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+struct Out<'a> {
+    text: String,
+    styles: &'a Styles,
+}
+
+impl Out<'_> {
+    fn heading(&mut self, title: &str) {
+        if !self.text.is_empty() {
+            self.text.push('\n');
+        }
+        self.text
+            .push_str(&self.styles.paint(self.styles.heading, title));
+        self.text.push('\n');
+    }
+
+    fn line(&mut self, text: &str) {
+        self.text.push_str("  ");
+        self.text.push_str(text);
+        self.text.push('\n');
+    }
+
+    /// `label   value`, labels padded to one column.
+    fn field(&mut self, label: &str, value: &str) {
+        self.line(&format!("{label:<18} {value}"));
+    }
+}
+
+fn container_line(c: &ContainerSummary) -> String {
+    let mut line = format!(
+        "{}, {}, {} restart(s)",
+        c.state,
+        if c.ready { "ready" } else { "not ready" },
+        c.restarts
+    );
+    if let Some(last) = &c.last_termination {
+        line.push_str(&format!(", last terminated: {last}"));
+    }
+    line
+}
+
+fn probed_text<T>(item: &Probed<T>, ok: impl Fn(&T) -> String) -> String {
+    match item {
+        Probed::Ok(v) => ok(v),
+        Probed::Error(e) => format!("no answer: {}", e.message),
+        Probed::Skipped(reason) => format!("skipped: {reason}"),
+    }
+}
+
+fn log_text(log: &Probed<LogScan>) -> String {
+    probed_text(log, |scan| {
+        let known = scan.matches.len();
+        format!(
+            "{} line(s) read, {}",
+            scan.lines,
+            match known {
+                0 => "no known error".to_string(),
+                1 => format!("1 known pattern ({})", scan.matches[0].signature.name()),
+                n => format!(
+                    "{n} known patterns ({})",
+                    scan.matches
+                        .iter()
+                        .map(|m| m.signature.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        )
+    })
+}
+
+fn sidecar_section(out: &mut Out<'_>, diagnosis: &Diagnosis, probe: Option<&ProbeResult>) {
+    out.heading("Sidecar");
+    if diagnosis.pod.proxy.is_none() {
+        out.line("no istio-proxy container");
+        return;
+    }
+    let Some(probe) = probe else {
+        out.line("not probed (--no-probe)");
+        return;
+    };
+    let admin = &probe.admin;
+    if !admin.via.is_empty() {
+        out.field("probed via", &admin.via);
+    }
+    if let Probed::Skipped(reason) = &admin.server_info {
+        out.field("Envoy admin", &format!("skipped: {reason}"));
+        out.field("log (current)", &log_text(&probe.logs.current));
+        out.field("log (previous)", &log_text(&probe.logs.previous));
+        return;
+    }
+    out.field(
+        "Envoy state",
+        &probed_text(&admin.server_info, |i| {
+            let mut s = i.state.to_string();
+            if let Some(up) = i.uptime_seconds {
+                s.push_str(&format!(", up {up}s"));
+            }
+            if let Some(r) = i.release() {
+                s.push_str(&format!(", Envoy {r}"));
+            }
+            s
+        }),
+    );
+    out.field(
+        "/ready",
+        &probed_text(&admin.ready, |r| format!("{} {}", r.status, r.body)),
+    );
+    out.field(
+        "15021 ready",
+        &probed_text(&admin.health, |r| {
+            format!(
+                "{}{}",
+                r.status,
+                if r.is_ready() { " ready" } else { " not ready" }
+            )
+        }),
+    );
+    out.field(
+        "xDS",
+        &probed_text(&admin.stats, |s| {
+            let mut parts = Vec::new();
+            parts.push(match s.connected() {
+                Some(true) => "connected to istiod".to_string(),
+                Some(false) => "not connected to istiod".to_string(),
+                None => "no ADS (static configuration)".to_string(),
+            });
+            for (name, c) in [("CDS", &s.cds), ("LDS", &s.lds)] {
+                if let Some(c) = c {
+                    parts.push(format!(
+                        "{name} {} ok / {} failed / {} rejected",
+                        c.success, c.failure, c.rejected
+                    ));
+                }
+            }
+            parts.join("; ")
+        }),
+    );
+    if let Probed::Ok(b) = &admin.bootstrap {
+        if let Some(id) = &b.node_id {
+            out.field("node", id);
+        }
+        if let Some(version) = b.meta("ISTIO_VERSION") {
+            out.field("Istio (bootstrap)", version);
+        }
+        if let Some(ads) = &b.ads_cluster {
+            let target = b
+                .static_cluster(ads)
+                .map(|c| c.addresses.join(", "))
+                .unwrap_or_else(|| "not a static cluster".to_string());
+            out.field("ADS cluster", &format!("{ads} -> {target}"));
+        }
+    } else if let Probed::Error(e) = &admin.bootstrap {
+        out.field("bootstrap", &format!("no answer: {}", e.message));
+    }
+    if let Probed::Ok(certs) = &admin.certs {
+        let chain: Vec<String> = certs
+            .iter()
+            .filter(|c| c.role == CertRole::Chain)
+            .map(|c| match c.expiration_time {
+                Some(t) => format!("{} until {t}", c.path),
+                None => c.path.clone(),
+            })
+            .collect();
+        out.field(
+            "certificates",
+            &if chain.is_empty() {
+                "no workload certificate".to_string()
+            } else {
+                chain.join("; ")
+            },
+        );
+    }
+    out.field("log (current)", &log_text(&probe.logs.current));
+    out.field("log (previous)", &log_text(&probe.logs.previous));
+}
+
+/// The report for people. Colors come from `styles` (plain when colors are off).
+pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles) -> String {
+    let mut out = Out {
+        text: String::new(),
+        styles,
+    };
+    let pod = &diagnosis.pod;
+
+    out.heading("Pod");
+    let mut where_ = format!("{}/{}  {}", pod.namespace, pod.name, pod.phase);
+    if let Some(node) = &pod.node {
+        where_.push_str(&format!("  node {node}"));
+    }
+    if let Some(ip) = &pod.pod_ip {
+        where_.push_str(&format!("  IP {ip}"));
+    }
+    out.line(&where_);
+    if let Some(proxy) = &pod.proxy {
+        let label = if pod.native_sidecar {
+            "istio-proxy (native)"
+        } else {
+            "istio-proxy"
+        };
+        out.field(label, &container_line(proxy));
+        if let Some(image) = &pod.proxy_image {
+            out.field("", image);
+        }
+    }
+    for c in &pod.containers {
+        out.field(&c.name, &container_line(c));
+    }
+
+    sidecar_section(&mut out, diagnosis, probe);
+
+    out.heading("Verdict");
+    let level = diagnosis.level();
+    let (glyph, style) = match (diagnosis.verdict.kind, level) {
+        (VerdictKind::Healthy, None) => ("\u{2714}", styles.ok),
+        (_, Some(Level::Error)) => ("\u{2716}", styles.error),
+        (_, Some(Level::Warning)) => ("!", styles.warning),
+        _ => ("\u{2139}", styles.info),
+    };
+    out.line(&styles.paint(style, &format!("{glyph} {}", diagnosis.verdict.title)));
+    out.line(&diagnosis.verdict.summary);
+    for f in &diagnosis.findings {
+        out.line(&format!(
+            "{} {}",
+            styles.paint(
+                styles.level(f.level()),
+                &format!("{} [{}]", f.level(), f.code())
+            ),
+            f.message
+        ));
+        out.line(&styles.paint(
+            styles.dim,
+            &format!("  see {}", f.message_type.documentation_url()),
+        ));
+    }
+
+    out.heading("Evidence");
+    if diagnosis.evidence.is_empty() {
+        out.line("none");
+    }
+    for e in &diagnosis.evidence {
+        out.line(&format!(
+            "{} {}",
+            styles.paint(styles.code, &format!("{}:", e.source)),
+            e.text
+        ));
+    }
+
+    out.heading("Checked causes");
+    if diagnosis.checks.is_empty() {
+        out.line("none apply to this verdict");
+    }
+    for c in &diagnosis.checks {
+        let (glyph, style) = match c.status {
+            CheckStatus::Pass => ("\u{2714}", styles.ok),
+            CheckStatus::Fail => ("\u{2716}", styles.error),
+            CheckStatus::Unknown => ("?", styles.warning),
+            CheckStatus::Skipped => ("-", styles.dim),
+        };
+        out.line(&format!("{} {}", styles.paint(style, glyph), c.name));
+        out.line(&styles.paint(styles.dim, &format!("  {}", c.detail)));
+    }
+
+    out.heading("Next steps");
+    if diagnosis.next_steps.is_empty() {
+        out.line("nothing to do");
+    }
+    for (i, s) in diagnosis.next_steps.iter().enumerate() {
+        out.line(&format!("{}. {}", i + 1, s.text));
+        if let Some(command) = &s.command {
+            out.line(&format!("   {}", styles.paint(styles.code, command)));
+        }
+    }
+    out.text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnosis::diagnose;
+    use crate::diagnosis::tests::*;
+    use crate::probe::{AdminProbe, ProxyLogs};
+
+    fn crash() -> (Diagnosis, ProbeResult) {
+        let pod = pod("web-crash", Some(crashloop_status()), true);
+        let probe = ProbeResult {
+            admin: AdminProbe::skipped("istio-proxy is not running (CrashLoopBackOff)"),
+            logs: logs(None, Some("B_stderr.txt")),
+        };
+        (diagnose(&pod, &good_context(), Some(&probe)), probe)
+    }
+
+    fn waiting() -> (Diagnosis, ProbeResult) {
+        let pod = pod("web-wait", Some(waiting_status()), true);
+        let probe = ProbeResult {
+            admin: admin_waiting(refused_15021()),
+            logs: logs(Some("A_stderr.txt"), None),
+        };
+        let context = crate::diagnosis::PodContext {
+            istio_endpoint_slices: crate::diagnosis::Lookup::Found(vec![istiod_slice(false)]),
+            ..good_context()
+        };
+        (diagnose(&pod, &context, Some(&probe)), probe)
+    }
+
+    fn healthy() -> (Diagnosis, ProbeResult) {
+        let pod = pod("web", Some(waiting_status_ready()), true);
+        let probe = ProbeResult {
+            admin: admin_live("A_certs.json"),
+            logs: ProxyLogs::default(),
+        };
+        (diagnose(&pod, &good_context(), Some(&probe)), probe)
+    }
+
+    #[test]
+    fn text_crash() {
+        let (d, p) = crash();
+        insta::assert_snapshot!(text(&d, Some(&p), &Styles::new(false)));
+    }
+
+    #[test]
+    fn text_waiting() {
+        let (d, p) = waiting();
+        insta::assert_snapshot!(text(&d, Some(&p), &Styles::new(false)));
+    }
+
+    #[test]
+    fn text_healthy() {
+        let (d, p) = healthy();
+        insta::assert_snapshot!(text(&d, Some(&p), &Styles::new(false)));
+    }
+
+    #[test]
+    fn colors_only_when_asked() {
+        let (d, p) = crash();
+        assert!(!text(&d, Some(&p), &Styles::new(false)).contains('\u{1b}'));
+        assert!(text(&d, Some(&p), &Styles::new(true)).contains('\u{1b}'));
+    }
+
+    #[test]
+    fn json_document() {
+        let (d, p) = waiting();
+        let v = json(&d, Some(&p));
+        assert_eq!(v["verdict"]["kind"], "waiting-for-control-plane");
+        assert_eq!(v["level"], "Error");
+        assert_eq!(v["findings"][0]["code"], "MD0102");
+        assert_eq!(v["findings"][0]["origin"], "Pod shop/web-wait");
+        assert_eq!(
+            v["probe"]["admin"]["serverInfo"]["ok"]["state"],
+            "PRE_INITIALIZING"
+        );
+        assert_eq!(v["probe"]["admin"]["health"]["error"]["kind"], "refused");
+        assert_eq!(v["checks"][0]["status"], "fail");
+        let (d, p) = healthy();
+        let v = json(&d, Some(&p));
+        assert_eq!(v["level"], Value::Null);
+        assert_eq!(v["findings"], json!([]));
+    }
+}

@@ -1,0 +1,610 @@
+//! Renders `proxy-status`: istioctl's table (plus STATUS, and ENVOY with `--probe`), the
+//! per-type table (`-v`), `-o wide`, JSON and YAML. Nothing is decided here.
+
+use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
+use serde_json::{Map, Value, json};
+
+use crate::commands::proxy_status::status::{
+    FailOn, Report, Row, RowState, human_duration, one_line,
+};
+use crate::istio::syncz::{self, SyncState, TypeStatus};
+
+/// How the table looks.
+#[derive(Clone, Copy, Debug)]
+pub struct TableOptions {
+    /// One column per xDS type (`-v`).
+    pub verbose: bool,
+    /// More columns, reasons in full (`-o wide`).
+    pub wide: bool,
+    /// Colors (green synced, yellow stale, red error / not connected).
+    pub colored: bool,
+    pub now: jiff::Timestamp,
+}
+
+/// Reasons longer than this are cut in the normal table (`-o wide` shows them whole).
+const REASON_WIDTH: usize = 80;
+
+fn state_color(state: RowState) -> Option<Color> {
+    match state {
+        RowState::Synced => Some(Color::Green),
+        RowState::Connected
+        | RowState::Starting
+        | RowState::NotSent
+        | RowState::Stale
+        | RowState::Unknown => Some(Color::Yellow),
+        RowState::Error | RowState::NotConnected => Some(Color::Red),
+        RowState::NotRunning => Some(Color::DarkGrey),
+    }
+}
+
+fn sync_color(state: SyncState) -> Color {
+    match state {
+        SyncState::Synced => Color::Green,
+        SyncState::NotSent | SyncState::Stale => Color::Yellow,
+        SyncState::Error => Color::Red,
+    }
+}
+
+fn cell(text: impl Into<String>, color: Option<Color>, options: &TableOptions) -> Cell {
+    let mut cell = Cell::new(text.into());
+    if options.colored
+        && let Some(color) = color
+    {
+        cell = cell.fg(color);
+        if color == Color::Red {
+            cell = cell.add_attribute(Attribute::Bold);
+        }
+    }
+    cell
+}
+
+fn dash(value: Option<&str>) -> String {
+    value.filter(|v| !v.is_empty()).unwrap_or("-").to_string()
+}
+
+/// `SYNCED (2m5s)`: the state and how long ago istiod last sent the type.
+pub fn type_cell_text(status: &TypeStatus, now: jiff::Timestamp) -> String {
+    match status.last_sent {
+        Some(sent) => format!(
+            "{} ({})",
+            status.state.as_str(),
+            human_duration(now.as_second() - sent.as_second())
+        ),
+        None => status.state.as_str().to_string(),
+    }
+}
+
+/// istioctl's `5 (CDS,LDS,EDS,RDS,ECDS)`, or `0`.
+fn subscribed(row: &Row) -> String {
+    if !row.connected() {
+        return "-".to_string();
+    }
+    if row.types.is_empty() {
+        return "0".to_string();
+    }
+    let names: Vec<&str> = row.types.iter().map(TypeStatus::short).collect();
+    format!("{} ({})", names.len(), names.join(","))
+}
+
+fn version_text(row: &Row) -> (String, Option<Color>) {
+    let version = dash(row.version.as_deref());
+    match &row.skew {
+        Some(skew) if skew.supported => (format!("{version} [skew]"), Some(Color::Yellow)),
+        Some(_) => (format!("{version} [skew!]"), Some(Color::Red)),
+        None => (version, None),
+    }
+}
+
+fn envoy_text(row: &Row) -> (String, Option<Color>) {
+    match &row.envoy {
+        None => ("-".to_string(), None),
+        Some(e) => match (&e.state, &e.error) {
+            (Some(state), _) => {
+                let color = if e.is_live() {
+                    Color::Green
+                } else {
+                    Color::Yellow
+                };
+                (state.clone(), Some(color))
+            }
+            (None, Some(_)) => ("UNREACHABLE".to_string(), Some(Color::Red)),
+            (None, None) => ("-".to_string(), None),
+        },
+    }
+}
+
+/// The type URLs that get a column with `-v`: CDS, LDS, EDS, RDS, ECDS and any other type a
+/// proxy subscribed to.
+fn type_columns(report: &Report) -> Vec<String> {
+    let mut urls: Vec<String> = syncz::MAIN_TYPES.iter().map(|s| s.to_string()).collect();
+    for row in &report.rows {
+        for t in &row.types {
+            if !urls.iter().any(|u| syncz::short_type(u) == t.short()) {
+                urls.push(t.type_url.clone());
+            }
+        }
+    }
+    urls.sort_by(|a, b| syncz::type_order(a, b));
+    urls
+}
+
+/// The table, ending with a newline. Header only when there are no rows (as istioctl).
+pub fn table(report: &Report, options: &TableOptions) -> String {
+    let probe = report.rows.iter().any(|r| r.envoy.is_some());
+    let any_reason = report.rows.iter().any(|r| r.reason.is_some());
+    let type_urls = if options.verbose {
+        type_columns(report)
+    } else {
+        Vec::new()
+    };
+
+    let mut header: Vec<String> = vec!["NAME".into(), "CLUSTER".into()];
+    if options.verbose {
+        header.extend(type_urls.iter().map(|u| syncz::short_type(u).to_string()));
+    }
+    header.push("ISTIOD".into());
+    if options.wide {
+        header.push("ISTIOD VERSION".into());
+    }
+    header.push("VERSION".into());
+    if options.wide {
+        header.push("TYPE".into());
+        header.push("POD".into());
+    }
+    if !options.verbose {
+        header.push("SUBSCRIBED TYPES".into());
+    }
+    header.push("STATUS".into());
+    if probe {
+        header.push("ENVOY".into());
+    }
+    if any_reason {
+        header.push("REASON".into());
+    }
+
+    let mut table = Table::new();
+    table
+        .load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    if options.colored {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    table.set_header(header.iter().map(|h| {
+        let c = Cell::new(h);
+        if options.colored {
+            c.add_attribute(Attribute::Bold)
+        } else {
+            c
+        }
+    }));
+
+    for row in &report.rows {
+        let mut cells = vec![
+            Cell::new(&row.name),
+            Cell::new(dash(row.cluster.as_deref())),
+        ];
+        if options.verbose {
+            for url in &type_urls {
+                cells.push(
+                    match row
+                        .types
+                        .iter()
+                        .find(|t| t.short() == syncz::short_type(url))
+                    {
+                        Some(t) => cell(
+                            type_cell_text(t, options.now),
+                            Some(sync_color(t.state)),
+                            options,
+                        ),
+                        None if row.connected() => Cell::new("IGNORED"),
+                        None => Cell::new("-"),
+                    },
+                );
+            }
+        }
+        cells.push(Cell::new(dash(row.istiod.as_deref())));
+        if options.wide {
+            cells.push(Cell::new(dash(row.istiod_version.as_deref())));
+        }
+        let (version, version_color) = version_text(row);
+        cells.push(cell(version, version_color, options));
+        if options.wide {
+            cells.push(Cell::new(dash(row.proxy_type.as_deref())));
+            cells.push(Cell::new(match &row.pod_status {
+                Some(p) if p.proxy_restarts > 0 => {
+                    format!("{} {} ({} restarts)", p.phase, p.ready, p.proxy_restarts)
+                }
+                Some(p) => format!("{} {}", p.phase, p.ready),
+                None => "-".to_string(),
+            }));
+        }
+        if !options.verbose {
+            cells.push(Cell::new(subscribed(row)));
+        }
+        cells.push(cell(row.state.as_str(), state_color(row.state), options));
+        if probe {
+            let (text, color) = envoy_text(row);
+            cells.push(cell(text, color, options));
+        }
+        if any_reason {
+            let reason = row.reason.as_deref().unwrap_or("");
+            cells.push(Cell::new(if options.wide {
+                one_line(reason, usize::MAX)
+            } else {
+                one_line(reason, REASON_WIDTH)
+            }));
+        }
+        table.add_row(cells);
+    }
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 3));
+    }
+    let mut out = String::with_capacity(report.rows.len() * 120 + 200);
+    for line in table.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The full story of one proxy (`proxy-status POD`), after its table row.
+pub fn details(row: &Row, options: &TableOptions) -> String {
+    let mut out = String::new();
+    let label = |out: &mut String, key: &str, value: &str| {
+        out.push_str(&format!("{key:<10}{value}\n"));
+    };
+    out.push('\n');
+    label(&mut out, "Proxy:", &row.name);
+    if let (Some(pod), Some(ns)) = (&row.pod, &row.namespace) {
+        let status = row
+            .pod_status
+            .as_ref()
+            .map(|p| {
+                let mut s = format!(" ({}, {} ready", p.phase, p.ready);
+                if p.proxy_restarts > 0 {
+                    s.push_str(&format!(
+                        ", istio-proxy restarted {} times",
+                        p.proxy_restarts
+                    ));
+                }
+                if p.native_sidecar {
+                    s.push_str(", native sidecar");
+                }
+                s.push(')');
+                s
+            })
+            .unwrap_or_default();
+        label(&mut out, "Pod:", &format!("{ns}/{pod}{status}"));
+    }
+    label(
+        &mut out,
+        "Istiod:",
+        &match (&row.istiod, &row.istiod_version) {
+            (Some(i), Some(v)) => format!("{i} ({v})"),
+            (Some(i), None) => i.clone(),
+            (None, _) => "none: unknown to every istiod asked".into(),
+        },
+    );
+    let (version, _) = version_text(row);
+    let source = match row.version_source {
+        Some(crate::commands::proxy_status::status::VersionSource::Image) => {
+            " (from the istio-proxy image)"
+        }
+        _ => "",
+    };
+    label(&mut out, "Version:", &format!("{version}{source}"));
+    if let Some(skew) = &row.skew {
+        let text = if skew.minors_behind > 0 {
+            format!(
+                "{} minor version{} behind istiod {}",
+                skew.minors_behind,
+                if skew.minors_behind == 1 { "" } else { "s" },
+                skew.istiod
+            )
+        } else {
+            format!("ahead of istiod {}", skew.istiod)
+        };
+        let support = if skew.supported {
+            "supported"
+        } else {
+            "not supported by Istio"
+        };
+        label(&mut out, "Skew:", &format!("{text} ({support})"));
+    }
+    label(&mut out, "Status:", row.state.as_str());
+    // A rejection is told in full under Types.
+    if let Some(reason) = &row.reason
+        && row.types.iter().all(|t| t.error.is_none())
+    {
+        label(&mut out, "Reason:", reason);
+    }
+    if let Some(envoy) = &row.envoy {
+        let text = match (&envoy.state, &envoy.error) {
+            (Some(s), _) => format!("{s} (via {})", envoy.via),
+            (None, Some(e)) => format!("no answer (via {}): {e}", envoy.via),
+            _ => "-".to_string(),
+        };
+        label(&mut out, "Envoy:", &text);
+    }
+    if !row.types.is_empty() {
+        out.push_str("Types:\n");
+        for t in &row.types {
+            let sent = t
+                .last_sent
+                .map(|s| {
+                    format!(
+                        "  last sent {} ago",
+                        human_duration(options.now.as_second() - s.as_second())
+                    )
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  {:<5} {:<9}{sent}\n",
+                t.short(),
+                t.state.as_str()
+            ));
+            if let Some(error) = &t.error {
+                let mut lines = error.lines().filter(|l| !l.trim().is_empty());
+                if let Some(first) = lines.next() {
+                    out.push_str(&format!("        rejected: {first}\n"));
+                }
+                for line in lines {
+                    out.push_str(&format!("                  {line}\n"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn opt(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        map.insert(key.to_string(), Value::String(v.to_string()));
+    }
+}
+
+fn type_value(t: &TypeStatus, now: jiff::Timestamp) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), t.short().into());
+    m.insert("typeUrl".into(), t.type_url.clone().into());
+    m.insert(
+        "status".into(),
+        serde_json::to_value(t.state).unwrap_or(Value::Null),
+    );
+    if let Some(sent) = t.last_sent {
+        m.insert("lastSent".into(), sent.to_string().into());
+        m.insert(
+            "ageSeconds".into(),
+            (now.as_second() - sent.as_second()).into(),
+        );
+    }
+    opt(&mut m, "sentNonce", t.sent_nonce.as_deref());
+    opt(&mut m, "ackedNonce", t.acked_nonce.as_deref());
+    opt(&mut m, "error", t.error.as_deref());
+    Value::Object(m)
+}
+
+/// One row as JSON; absent facts are left out.
+pub fn row_value(row: &Row, now: jiff::Timestamp) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), row.name.clone().into());
+    opt(&mut m, "namespace", row.namespace.as_deref());
+    opt(&mut m, "pod", row.pod.as_deref());
+    opt(&mut m, "cluster", row.cluster.as_deref());
+    opt(&mut m, "istiod", row.istiod.as_deref());
+    opt(&mut m, "istiodVersion", row.istiod_version.as_deref());
+    opt(&mut m, "version", row.version.as_deref());
+    opt(
+        &mut m,
+        "versionSource",
+        row.version_source.map(|s| s.as_str()),
+    );
+    opt(&mut m, "proxyType", row.proxy_type.as_deref());
+    m.insert("status".into(), row.state.json_name().into());
+    if row.connected() {
+        m.insert(
+            "types".into(),
+            Value::Array(row.types.iter().map(|t| type_value(t, now)).collect()),
+        );
+    }
+    opt(&mut m, "reason", row.reason.as_deref());
+    if let Some(s) = &row.skew {
+        m.insert(
+            "versionSkew".into(),
+            json!({"proxy": s.proxy, "istiod": s.istiod, "minorsBehind": s.minors_behind, "supported": s.supported}),
+        );
+    }
+    if let Some(p) = &row.pod_status {
+        m.insert(
+            "podStatus".into(),
+            json!({"phase": p.phase, "ready": p.ready, "proxyRestarts": p.proxy_restarts, "nativeSidecar": p.native_sidecar, "proxyRunning": p.proxy_running}),
+        );
+    }
+    if let Some(e) = &row.envoy {
+        let mut env = Map::new();
+        opt(&mut env, "state", e.state.as_deref());
+        opt(&mut env, "error", e.error.as_deref());
+        env.insert("via".into(), e.via.clone().into());
+        m.insert("envoy".into(), Value::Object(env));
+    }
+    Value::Object(m)
+}
+
+/// The whole report as JSON: istiods, proxies (the table's rows), counts and what fails.
+pub fn json_value(report: &Report, now: jiff::Timestamp, fail_on: &[FailOn]) -> Value {
+    let istiods: Vec<Value> = report
+        .istiods
+        .iter()
+        .map(|i| {
+            let mut m = Map::new();
+            m.insert("name".into(), i.name.clone().into());
+            opt(&mut m, "version", i.version.as_deref());
+            opt(&mut m, "revision", i.revision.as_deref());
+            m.insert("via".into(), i.via.clone().into());
+            m.insert("proxies".into(), i.proxies.into());
+            opt(&mut m, "error", i.error.as_deref());
+            Value::Object(m)
+        })
+        .collect();
+    let mut counts = Map::new();
+    for (state, n) in report.counts() {
+        counts.insert(state.json_name(), n.into());
+    }
+    let failing: Vec<Value> = report
+        .failing(fail_on)
+        .map(|r| Value::String(r.name.clone()))
+        .collect();
+    let mut m = Map::new();
+    m.insert("istiods".into(), Value::Array(istiods));
+    if let Some(why) = &report.no_istiod {
+        m.insert("noIstiod".into(), why.clone().into());
+    }
+    m.insert("podsListed".into(), report.pods_listed.into());
+    m.insert(
+        "proxies".into(),
+        Value::Array(report.rows.iter().map(|r| row_value(r, now)).collect()),
+    );
+    m.insert("counts".into(), Value::Object(counts));
+    m.insert(
+        "failOn".into(),
+        Value::Array(fail_on.iter().map(|f| f.as_str().into()).collect()),
+    );
+    m.insert("failing".into(), Value::Array(failing));
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::proxy_status::status::{EnvoyState, Inputs, IstiodAnswer, build};
+    use crate::istio::syncz::parse;
+    use k8s_openapi::api::core::v1::Pod;
+
+    fn now() -> jiff::Timestamp {
+        "2026-11-29T16:07:00Z".parse().unwrap()
+    }
+
+    fn report(fixture: &str) -> Report {
+        let istiods = [IstiodAnswer {
+            name: "istiod-testenv".into(),
+            version: Some("1.31.0-dev-eed52ebb".into()),
+            revision: None,
+            via: "port-forward to istio-system/istiod-testenv:15014".into(),
+            syncz: parse(fixture).map_err(|e| e.to_string()),
+        }];
+        let pods: Vec<Pod> = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/pods.json"
+        )))
+        .map(|list: serde_json::Value| serde_json::from_value(list["items"].clone()).unwrap())
+        .unwrap();
+        build(&Inputs {
+            istiods: &istiods,
+            pods: Some(&pods),
+            namespace: None,
+            no_istiod: None,
+            now: now(),
+        })
+    }
+
+    fn options(verbose: bool, wide: bool) -> TableOptions {
+        TableOptions {
+            verbose,
+            wide,
+            colored: false,
+            now: now(),
+        }
+    }
+
+    #[test]
+    fn default_table() {
+        let r = report(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/synced.json"
+        )));
+        insta::assert_snapshot!(table(&r, &options(false, false)));
+    }
+
+    #[test]
+    fn verbose_table_with_stale_types() {
+        let r = report(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/stale.json"
+        )));
+        insta::assert_snapshot!(table(&r, &options(true, false)));
+    }
+
+    #[test]
+    fn wide_table_with_errors_and_probe() {
+        let mut r = report(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/error.json"
+        )));
+        for row in &mut r.rows {
+            if row.pod.as_deref() == Some("web-1") {
+                crate::commands::proxy_status::status::attach_probe(
+                    row,
+                    EnvoyState {
+                        state: Some("LIVE".into()),
+                        error: None,
+                        via: "port-forward to shop/web-1".into(),
+                    },
+                );
+            }
+        }
+        insta::assert_snapshot!(table(&r, &options(false, true)));
+    }
+
+    #[test]
+    fn colors_only_when_asked() {
+        let r = report(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/synced.json"
+        )));
+        let mut o = options(false, false);
+        assert!(!table(&r, &o).contains('\u{1b}'));
+        o.colored = true;
+        let colored = table(&r, &o);
+        assert!(
+            colored.contains("\u{1b}[38;5;10mSYNCED")
+                || colored.contains("\u{1b}[32mSYNCED")
+                || colored.contains("SYNCED\u{1b}"),
+            "{colored:?}"
+        );
+    }
+
+    #[test]
+    fn json_rows() {
+        let r = report(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/stale.json"
+        )));
+        let value = json_value(
+            &r,
+            now(),
+            &[FailOn::Stale, FailOn::Error, FailOn::Disconnected],
+        );
+        insta::assert_json_snapshot!(value);
+    }
+
+    #[test]
+    fn one_proxy_in_detail() {
+        let r = report(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/syncz/error.json"
+        )));
+        let row = r.rows.iter().find(|r| r.name == "web-1.shop").unwrap();
+        insta::assert_snapshot!(details(row, &options(true, false)));
+    }
+
+    #[test]
+    fn no_proxies_prints_the_header() {
+        let r = Report::default();
+        assert_eq!(
+            table(&r, &options(false, false)),
+            "NAME   CLUSTER   ISTIOD   VERSION   SUBSCRIBED TYPES   STATUS\n"
+        );
+    }
+}

@@ -1,0 +1,4 @@
+//! Formats, pure: YAML/JSON reading that keeps the line of every node, YAML writing.
+
+pub mod yaml;
+pub mod yaml_write;

@@ -1,0 +1,185 @@
+//! Renders findings: istioctl's log lines, JSON and YAML with istioctl's field names, and SARIF.
+//! Renderers never decide anything: what to show was decided before.
+
+use serde_json::{Map, Value, json};
+
+use crate::findings::Finding;
+use crate::findings::messages::Level;
+use crate::output::style::Styles;
+
+/// The output formats of `analyze`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// istioctl's line format: `Warning [IST0103] (Pod ns/name file:line) message`
+    #[default]
+    Log,
+    /// A JSON array with istioctl's field names
+    Json,
+    /// The same as YAML
+    Yaml,
+    /// SARIF 2.1.0, for code-scanning tools
+    Sarif,
+}
+
+/// Renders findings in a format; the text ends with a newline.
+pub fn render(
+    findings: &[&Finding],
+    format: Format,
+    styles: &Styles,
+    show_cluster: bool,
+) -> String {
+    match format {
+        Format::Log => log(findings, styles, show_cluster),
+        Format::Json => json_text(findings, show_cluster),
+        Format::Yaml => crate::formats::yaml_write::to_string(&to_value(findings, show_cluster)),
+        Format::Sarif => sarif(findings),
+    }
+}
+
+/// istioctl's log lines. The level word is colored (errors bold red, warnings yellow).
+pub fn log(findings: &[&Finding], styles: &Styles, show_cluster: bool) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&styles.paint(styles.level(f.level()), f.level().as_str()));
+        out.push_str(&format!(" [{}]", f.code()));
+        if let Some(r) = &f.resource {
+            if show_cluster && let Some(cluster) = &r.cluster {
+                out.push_str(&format!(" [{cluster}]"));
+            }
+            out.push_str(" (");
+            out.push_str(&r.friendly_name());
+            if let Some(reference) = r.reference() {
+                out.push(' ');
+                out.push_str(&reference);
+            }
+            out.push(')');
+        }
+        out.push(' ');
+        out.push_str(&f.message);
+        out.push('\n');
+    }
+    out
+}
+
+/// One finding as istioctl's JSON object (keys in alphabetical order).
+pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
+    let mut m = Map::new();
+    if show_cluster && let Some(cluster) = f.resource.as_ref().and_then(|r| r.cluster.as_ref()) {
+        m.insert("cluster".into(), Value::String(cluster.to_string()));
+    }
+    m.insert("code".into(), f.code().into());
+    m.insert(
+        "documentationUrl".into(),
+        f.message_type.documentation_url().into(),
+    );
+    m.insert("level".into(), f.level().as_str().into());
+    m.insert("message".into(), f.message.clone().into());
+    if let Some(origin) = f.origin() {
+        m.insert("origin".into(), origin.into());
+    }
+    if let Some(reference) = f.resource.as_ref().and_then(|r| r.reference()) {
+        m.insert("reference".into(), reference.into());
+    }
+    Value::Object(m)
+}
+
+fn to_value(findings: &[&Finding], show_cluster: bool) -> Value {
+    Value::Array(
+        findings
+            .iter()
+            .map(|f| finding_value(f, show_cluster))
+            .collect(),
+    )
+}
+
+/// Pretty JSON indented with a tab, as istioctl prints it.
+pub fn json_text(findings: &[&Finding], show_cluster: bool) -> String {
+    let mut text = pretty_tabs(&to_value(findings, show_cluster));
+    text.push('\n');
+    text
+}
+
+/// JSON indented with tabs.
+pub fn pretty_tabs(value: &Value) -> String {
+    use serde::Serialize;
+    let mut buf = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"\t");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
+    match value.serialize(&mut ser) {
+        Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
+        Err(_) => value.to_string(),
+    }
+}
+
+fn sarif_level(level: Level) -> &'static str {
+    match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Info => "note",
+    }
+}
+
+/// SARIF 2.1.0: one run, one rule per code present, one result per finding with the file and
+/// line when the resource came from a file, and the resource name as a logical location.
+pub fn sarif(findings: &[&Finding]) -> String {
+    let mut rules: Vec<&crate::findings::messages::MessageType> =
+        findings.iter().map(|f| f.message_type).collect();
+    rules.sort_by_key(|m| m.code);
+    rules.dedup_by_key(|m| m.code);
+    let rule_index = |code: &str| rules.iter().position(|m| m.code == code).unwrap_or(0);
+    let rules_json: Vec<Value> = rules
+        .iter()
+        .map(|m| {
+            json!({
+                "id": m.code,
+                "name": m.name,
+                "shortDescription": {"text": m.description},
+                "helpUri": m.documentation_url(),
+                "defaultConfiguration": {"level": sarif_level(m.level)},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let mut result = json!({
+                "ruleId": f.code(),
+                "ruleIndex": rule_index(f.code()),
+                "level": sarif_level(f.level()),
+                "message": {"text": f.message},
+            });
+            if let Some(r) = &f.resource {
+                let mut location = Map::new();
+                if let Some(file) = &r.file {
+                    let mut physical = json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
+                    if let Some(line) = r.line {
+                        physical["region"] = json!({"startLine": line});
+                    }
+                    location.insert("physicalLocation".into(), physical);
+                }
+                location.insert(
+                    "logicalLocations".into(),
+                    json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
+                );
+                result["locations"] = json!([Value::Object(location)]);
+            }
+            result
+        })
+        .collect();
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "mesh-doctor",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/mesh-doctor/mesh-doctor",
+                "rules": rules_json,
+            }},
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -1,0 +1,77 @@
+//! Colors: only on a terminal, never with NO_COLOR, overridable with `--color`.
+
+use owo_colors::{OwoColorize, Style};
+
+use crate::findings::messages::Level;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Which stream a piece of output goes to.
+#[derive(Clone, Copy, Debug)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl ColorChoice {
+    pub fn enabled(self, stream: Stream) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                let stream = match stream {
+                    Stream::Stdout => supports_color::Stream::Stdout,
+                    Stream::Stderr => supports_color::Stream::Stderr,
+                };
+                supports_color::on(stream).is_some()
+            }
+        }
+    }
+}
+
+/// The palette. With colors off every style is plain, so renderers never branch on color.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Styles {
+    pub error: Style,
+    pub warning: Style,
+    pub info: Style,
+    pub ok: Style,
+    pub heading: Style,
+    pub dim: Style,
+    pub code: Style,
+}
+
+impl Styles {
+    pub fn new(colored: bool) -> Self {
+        if !colored {
+            return Styles::default();
+        }
+        Styles {
+            error: Style::new().red().bold(),
+            warning: Style::new().yellow(),
+            info: Style::new(),
+            ok: Style::new().green(),
+            heading: Style::new().bold().underline(),
+            dim: Style::new().dimmed(),
+            code: Style::new().cyan(),
+        }
+    }
+
+    pub fn level(&self, level: Level) -> Style {
+        match level {
+            Level::Error => self.error,
+            Level::Warning => self.warning,
+            Level::Info => self.info,
+        }
+    }
+
+    pub fn paint(&self, style: Style, text: &str) -> String {
+        text.style(style).to_string()
+    }
+}
