@@ -45,26 +45,18 @@ const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
     ("commands::analyze", "cli"),
     ("commands::analyze", "commands::pod"),
     ("commands::bootstrap", "cli"),
-    ("commands::bootstrap", "commands::analyze"),
     ("commands::bootstrap", "commands::pod"),
-    ("commands::codes", "commands::analyze"),
     ("commands::pod", "cli"),
-    ("commands::pod", "commands::analyze"),
     ("commands::proxy_status", "cli"),
-    ("commands::proxy_status", "commands::analyze"),
     ("commands::version", "cli"),
-    ("commands::version", "commands::analyze"),
-    ("diagnosis", "commands::analyze"),
     ("diagnosis", "probe"),
     ("envoy", "probe"),
-    ("findings", "errors"),
     ("source", "cli"),
 ];
 
 /// Production files over the limit today (path, code lines at most). Only shrinks, like
 /// [`KNOWN_VIOLATIONS`].
 const KNOWN_LARGE: &[(&str, usize)] = &[
-    ("src/commands/analyze/analyzers/control_plane.rs", 1100),
     ("src/diagnosis/mod.rs", 1900),
     ("src/envoy/bootstrap.rs", 1350),
     ("src/commands/bootstrap/inputs.rs", 1550),

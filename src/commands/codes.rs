@@ -4,10 +4,11 @@ use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::json;
 
-use crate::commands::analyze::write_stdout;
+use crate::error::Error;
 use crate::error::Result;
 use crate::exit;
 use crate::findings::messages::ALL;
+use crate::output::write;
 
 #[derive(Debug, Args)]
 pub struct CodesArgs {
@@ -54,6 +55,6 @@ pub fn run(args: CodesArgs) -> Result<u8> {
             format!("{table}\n")
         }
     };
-    write_stdout(&text)?;
+    write::stdout(&text).map_err(Error::Output)?;
     Ok(exit::OK)
 }

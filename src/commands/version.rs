@@ -15,14 +15,15 @@ use kube::api::ListParams;
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
-use crate::commands::analyze::write_stdout;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
 use crate::output::findings::pretty_tabs;
-use crate::source::live::{self, Cluster, ISTIO_NAMESPACE, ListError};
+use crate::output::write;
+use crate::source::live::{self, Cluster, ListError};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -395,7 +396,7 @@ pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
             VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
             VersionFormat::Json => render_json(None),
         };
-        write_stdout(&text)?;
+        write::stdout(&text).map_err(Error::Output)?;
         return Ok(exit::OK);
     }
     let contexts: Vec<Option<&str>> = if global.context.is_empty() {
@@ -422,7 +423,7 @@ pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
         VersionFormat::Text => render_text(&clusters),
         VersionFormat::Json => render_json(Some(&clusters)),
     };
-    write_stdout(&text)?;
+    write::stdout(&text).map_err(Error::Output)?;
     match failure {
         Some(e) => Err(e),
         None => Ok(exit::OK),

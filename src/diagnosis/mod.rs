@@ -12,27 +12,20 @@ use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicyPeer, Network
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 
-use crate::commands::analyze::analyzers::control_plane;
 use crate::envoy::logs::{Family, LogMatch, Signature};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{
     IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107,
 };
+use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE, XDS_PORT};
 use crate::istio::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};
+use crate::istio::revisions;
 use crate::istio::sidecar;
 use crate::kube::selector;
 use crate::kube::snapshot::{Located, Object};
 use crate::probe::admin::{CertRole, ServerState};
 use crate::probe::{ProbeResult, Probed};
 
-/// The namespace istiod runs in.
-pub const ISTIO_NAMESPACE: &str = "istio-system";
-/// istiod's xDS and CA port.
-pub const XDS_PORT: i32 = 15012;
-/// The ConfigMap istiod writes into every namespace with the mesh's root certificate.
-pub const ROOT_CERT_CONFIG_MAP: &str = "istio-ca-root-cert";
-/// The audience istiod expects on the proxy's token (Istio's default `TOKEN_AUDIENCES`).
-pub const TOKEN_AUDIENCE: &str = "istio-ca";
 /// The labels of a default istiod pod, for NetworkPolicy peers that select pods.
 const ISTIOD_POD_LABELS: &[(&str, &str)] = &[("app", "istiod"), ("istio", "pilot")];
 
@@ -433,7 +426,7 @@ impl<'a> Builder<'a> {
                     Skip::NoWebhookMatches { asked_by } => {
                         // A revision that no webhook serves is MD0204, as in `analyze`.
                         let unserved = labels.and_then(|l| {
-                            control_plane::pod_unserved_revision(
+                            revisions::pod_unserved_revision(
                                 self.pod_ref(),
                                 l,
                                 self.pod.metadata.labels.as_ref(),

@@ -1,7 +1,6 @@
 //! The report: findings plus what could not be checked, and the rules applied to it
 //! (suppression, namespace filter, order, thresholds).
 
-use crate::error::{Error, Result};
 use crate::findings::finding::Finding;
 use crate::findings::messages::{self, Level};
 use std::collections::HashMap;
@@ -121,12 +120,13 @@ pub struct Suppression {
 
 impl Suppression {
     /// Parses a rule. An unknown code is accepted with a warning (returned), as istioctl does.
-    pub fn parse(text: &str) -> Result<(Suppression, Option<String>)> {
+    /// The error is the message for the user; the caller makes it a usage error.
+    pub fn parse(text: &str) -> Result<(Suppression, Option<String>), String> {
         let parts: Vec<&str> = text.split('=').collect();
         let [code, resource] = parts.as_slice() else {
-            return Err(Error::Usage(format!(
+            return Err(format!(
                 "{text:?} is not a valid suppression: use CODE=RESOURCE, e.g. \"IST0103=Pod shop/*\""
-            )));
+            ));
         };
         let warning = messages::lookup(code).is_none().then(|| {
             format!("warning: suppression code '{code}' is not a code mesh-doctor emits; it will have no effect")

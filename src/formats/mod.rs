@@ -1,4 +1,5 @@
-//! Formats, pure: YAML/JSON reading that keeps the line of every node, YAML writing.
+//! Formats, pure: YAML/JSON reading that keeps the line of every node, YAML writing, text.
 
+pub mod text;
 pub mod yaml;
 pub mod yaml_write;

@@ -1,7 +1,9 @@
 //! Istio knowledge, pure: no I/O.
 
+pub mod constants;
 pub mod injection;
 pub mod istiod;
 pub mod protocol;
+pub mod revisions;
 pub mod sidecar;
 pub mod syncz;

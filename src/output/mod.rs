@@ -2,3 +2,4 @@
 
 pub mod findings;
 pub mod style;
+pub mod write;

@@ -22,10 +22,9 @@ use serde::de::DeserializeOwned;
 
 use crate::cli::GlobalArgs;
 use crate::error::{Error, Result};
+use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
 
-/// The namespace Istio's control plane lives in.
-pub const ISTIO_NAMESPACE: &str = "istio-system";
 const PAGE_SIZE: u32 = 500;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 

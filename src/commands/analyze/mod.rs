@@ -3,7 +3,6 @@
 pub mod analyzers;
 mod runtime;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,6 +17,7 @@ use crate::findings::{Finding, Report};
 use crate::kube::snapshot::Snapshot;
 use crate::output::findings::{self, Format};
 use crate::output::style::{Stream, Styles};
+use crate::output::write;
 use crate::source::files::{self, FileOptions};
 use analyzers::ANALYZERS;
 
@@ -156,7 +156,7 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
             analyzers::runtime::DESCRIPTION,
             analyzers::runtime::CODES.join(", ")
         ));
-        write_stdout(&out)?;
+        write::stdout(&out).map_err(Error::Output)?;
         return Ok(exit::OK);
     }
     for name in &args.analyzer {
@@ -171,7 +171,7 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     }
     let mut rules = Vec::new();
     for text in &args.suppress {
-        let (rule, warning) = Suppression::parse(text)?;
+        let (rule, warning) = Suppression::parse(text).map_err(Error::Usage)?;
         if let Some(warning) = warning {
             eprintln!("{warning}");
         }
@@ -241,12 +241,13 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     let what = target(&args, global, &file_names, use_kube);
     if visible.is_empty() {
         if args.output != Format::Log {
-            write_stdout(&findings::render(
+            write::stdout(&findings::render(
                 &visible,
                 args.output,
                 &styles,
                 show_cluster,
-            ))?;
+            ))
+            .map_err(Error::Output)?;
         }
         let err = Styles::new(global.color.enabled(Stream::Stderr));
         eprintln!(
@@ -254,12 +255,13 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
             err.paint(err.ok, "\u{2714}")
         );
     } else {
-        write_stdout(&findings::render(
+        write::stdout(&findings::render(
             &visible,
             args.output,
             &styles,
             show_cluster,
-        ))?;
+        ))
+        .map_err(Error::Output)?;
     }
     // The process ends right after this: skip freeing a large snapshot piece by piece.
     std::mem::forget(snapshot);
@@ -289,13 +291,4 @@ fn parse_errors(errors: Vec<Error>) -> Error {
         lines.len(),
         lines.join("\n  ")
     ))
-}
-
-/// Writes the result to stdout; a closed pipe (`| head`) is not an error.
-pub fn write_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output(e)),
-        _ => Ok(()),
-    }
 }

@@ -17,18 +17,20 @@ use kube::Api;
 use serde_json::Value;
 
 use crate::cli::{GlobalArgs, parse_duration};
-use crate::commands::analyze::write_stdout;
 use crate::commands::bootstrap::inputs::{
     self, BOOTSTRAP_OVERRIDE_ANNOTATION, BOOTSTRAP_OVERRIDE_KEY, Explanation, Group, Ingredient,
     LiveBootstrap, Status, Surroundings,
 };
 use crate::commands::pod::get_pod;
-use crate::diagnosis::{ISTIO_NAMESPACE, Lookup, ROOT_CERT_CONFIG_MAP};
+use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
+use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
 use crate::output::findings::pretty_tabs;
 use crate::output::style::{Stream, Styles};
+use crate::output::write;
 use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
 use crate::source::live::{self, Cluster, ListError};
@@ -156,7 +158,7 @@ pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
         ExplainFormat::Json => json_text(&explanation),
         ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
     };
-    write_stdout(&text)?;
+    write::stdout(&text).map_err(Error::Output)?;
     summary(
         &explanation,
         &Styles::new(global.color.enabled(Stream::Stderr)),
@@ -188,7 +190,7 @@ async fn surroundings(
         .metadata
         .labels
         .as_ref()
-        .and_then(|l| l.get("istio.io/rev"))
+        .and_then(|l| l.get(REVISION_LABEL))
         .filter(|r| !r.is_empty() && *r != "default")
         .map(|r| format!("istio-{r}"));
     let override_name = pod

@@ -13,12 +13,14 @@ use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::diagnosis::{Lookup, ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE};
+use crate::diagnosis::Lookup;
 use crate::envoy::bootstrap::{
     self, Bootstrap, Format, ISTIO_NODE_TYPES, ISTIO_XDS_CLUSTER, JsonPath, NodeId, RESERVED_PORTS,
     Segment,
 };
 use crate::formats::yaml;
+use crate::istio::constants::{ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE};
+use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
 
 /// The annotation that overrides ProxyConfig fields for one pod.
@@ -456,7 +458,7 @@ impl ProxyConfig {
             Some((text, _)) => layer(parse_yaml(&text), "the PROXY_CONFIG env the injector set"),
             None => {
                 let revision = labels
-                    .get("istio.io/rev")
+                    .get(REVISION_LABEL)
                     .filter(|r| !r.is_empty() && *r != "default");
                 let name = revision.map_or_else(|| "istio".to_string(), |r| format!("istio-{r}"));
                 let default_config = config_maps

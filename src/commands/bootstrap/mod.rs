@@ -20,7 +20,6 @@ use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{GlobalArgs, parse_duration};
-use crate::commands::analyze::write_stdout;
 use crate::envoy::bootstrap::{self, Format, Problem};
 use crate::error::{Error, Result};
 use crate::exit;
@@ -28,6 +27,7 @@ use crate::findings::messages::{self, DOCS_BASE, Level};
 use crate::findings::{Finding, ResourceRef};
 use crate::output::findings::{finding_value, pretty_tabs};
 use crate::output::style::{Stream, Styles};
+use crate::output::write;
 
 /// The environment variable naming the Envoy binary when `--envoy` is not given.
 pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
@@ -264,7 +264,7 @@ fn validate(args: ValidateArgs, global: &GlobalArgs) -> Result<u8> {
             failing == 0,
         ),
     };
-    write_stdout(&out)?;
+    write::stdout(&out).map_err(Error::Output)?;
 
     let err = Styles::new(global.color.enabled(Stream::Stderr));
     if let Some(message) = &envoy_error {

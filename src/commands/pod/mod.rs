@@ -16,13 +16,14 @@ use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Api;
 
 use crate::cli::{GlobalArgs, parse_duration};
-use crate::commands::analyze::write_stdout;
-use crate::diagnosis::{self, ISTIO_NAMESPACE, Lookup, PodContext, ROOT_CERT_CONFIG_MAP};
+use crate::diagnosis::{self, Lookup, PodContext};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
+use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::kube::snapshot::Located;
 use crate::output::style::{Stream, Styles};
+use crate::output::write;
 use crate::probe::{self, ProbeOptions, ProbeResult};
 use crate::source::live::{self, Cluster, ListError};
 
@@ -226,7 +227,7 @@ pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
             render::text(&report.diagnosis, report.probe.as_ref(), &styles)
         }
     };
-    write_stdout(&text)?;
+    write::stdout(&text).map_err(Error::Output)?;
     Ok(if report.diagnosis.fails(args.failure_threshold) {
         exit::FINDINGS
     } else {

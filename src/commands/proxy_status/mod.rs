@@ -18,12 +18,14 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::cli::{GlobalArgs, parse_duration};
-use crate::commands::analyze::write_stdout;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::istio::constants::ISTIO_NAMESPACE;
+use crate::istio::injection::REVISION_LABEL;
 use crate::istio::syncz::{self, Syncz};
 use crate::kube::snapshot::Object;
 use crate::output::style::{Stream, Styles};
+use crate::output::write;
 use crate::probe::admin::AdminClient;
 use crate::probe::transport::{Direct, HttpResponse, Limits, PortForward, ProbeError, Transport};
 use crate::source::live::{self, Cluster, ListError};
@@ -127,7 +129,7 @@ pub struct ProxyStatusArgs {
     pub timeout: Duration,
 
     /// The namespace istiod runs in
-    #[arg(short = 'i', long, value_name = "NAMESPACE", default_value = live::ISTIO_NAMESPACE)]
+    #[arg(short = 'i', long, value_name = "NAMESPACE", default_value = ISTIO_NAMESPACE)]
     pub istio_namespace: String,
 
     /// The label selector of istiod's pods
@@ -283,7 +285,7 @@ pub async fn run(args: ProxyStatusArgs, global: &GlobalArgs) -> Result<u8> {
             text
         }
     };
-    write_stdout(&text)?;
+    write::stdout(&text).map_err(Error::Output)?;
 
     let failing: Vec<&status::Row> = report.failing(&args.fail_on).collect();
     if failing.is_empty() {
@@ -658,7 +660,7 @@ async fn istiods_in_cluster(
         });
         IstiodAnswer {
             version: version.or(identity_version).or(image_version),
-            revision: pod.label("istio.io/rev").map(str::to_string),
+            revision: pod.label(REVISION_LABEL).map(str::to_string),
             via: format!(
                 "port-forward to {}/{name}:{ISTIOD_MONITORING_PORT}",
                 args.istio_namespace

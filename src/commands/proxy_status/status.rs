@@ -7,15 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
+use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar::{self, PROXY_CONTAINER};
 use crate::istio::syncz::{ProxySync, SyncState, Syncz, TypeStatus};
 use crate::kube::snapshot::Object;
 
 /// A pod younger than this whose proxy is not up yet is STARTING, not NOT CONNECTED.
 pub const STARTUP_GRACE_SECONDS: i64 = 60;
-
-/// The revision label on pods and on istiod.
-const REVISION_LABEL: &str = "istio.io/rev";
 
 /// What one istiod answered (or why it did not).
 #[derive(Clone, Debug)]

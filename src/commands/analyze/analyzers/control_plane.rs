@@ -21,62 +21,30 @@ use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 use crate::findings::finding::{Finding, ResourceRef};
-use crate::findings::messages::{MD0201, MD0202, MD0203, MD0204};
-use crate::istio::injection::{
-    self, DATAPLANE_MODE_LABEL, INJECT_LABEL, NAMESPACE_NAME_LABEL, REVISION_LABEL, inject_setting,
-    is_injection_webhook,
-};
-use crate::istio::{istiod, sidecar};
+use crate::findings::messages::{MD0201, MD0202, MD0203};
+use crate::formats::text::name_list;
+use crate::istio::constants::ISTIO_NAMESPACE;
+use crate::istio::injection::{NAMESPACE_NAME_LABEL, REVISION_LABEL, is_injection_webhook};
+use crate::istio::istiod;
 use crate::kube::selector;
 use crate::kube::snapshot::{Located, Object, Snapshot, Workload, WorkloadKind};
 
 /// The label EndpointSlices carry with the name of their Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-/// The namespace the live source reads EndpointSlices from.
-const ISTIO_NAMESPACE: &str = "istio-system";
-/// How many names a message lists before "and N more".
-const MAX_NAMES: usize = 8;
 
-fn cluster_of<T>(l: &Located<T>) -> Option<&str> {
+pub(super) fn cluster_of<T>(l: &Located<T>) -> Option<&str> {
     l.origin.cluster.as_deref()
 }
 
-fn in_cluster<'a, 'c, T>(
+pub(super) fn in_cluster<'a, 'c, T>(
     items: &'a [Located<T>],
     cluster: Option<&'c str>,
 ) -> impl Iterator<Item = &'a Located<T>> + use<'a, 'c, T> {
     items.iter().filter(move |l| cluster_of(l) == cluster)
 }
 
-/// "a", "a and b", "a, b and c", "a, b, … and 12 more".
-pub fn join_names(names: &[String]) -> String {
-    let shown: Vec<&str> = names.iter().take(MAX_NAMES).map(String::as_str).collect();
-    match shown.split_last() {
-        None => String::new(),
-        Some((last, [])) => (*last).to_string(),
-        Some((last, rest)) if names.len() == shown.len() => {
-            format!("{} and {last}", rest.join(", "))
-        }
-        Some(_) => format!(
-            "{} and {} more",
-            shown.join(", "),
-            names.len() - shown.len()
-        ),
-    }
-}
-
-/// "namespace a", "namespaces a, b and c".
-pub fn name_list(noun: &str, names: &[String]) -> String {
-    let noun = if names.len() == 1 {
-        noun.to_string()
-    } else {
-        format!("{noun}s")
-    };
-    format!("{noun} {}", join_names(names))
-}
-
 /// Points a reference at the line of a label (label keys contain dots, so `at_field` cannot).
-fn at_label<T>(
+pub(super) fn at_label<T>(
     mut r: ResourceRef,
     located: &Located<T>,
     labels_path: &str,
@@ -734,360 +702,13 @@ pub fn failed_creates(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     }
 }
 
-/// The distinct clusters of a snapshot (`None` for files and single-cluster runs).
-fn clusters(snapshot: &Snapshot) -> BTreeSet<Option<&str>> {
-    snapshot
-        .namespaces
-        .iter()
-        .map(cluster_of)
-        .chain(snapshot.webhooks.iter().map(cluster_of))
-        .collect()
-}
-
-fn opted_out(
-    labels: Option<&BTreeMap<String, String>>,
-    annotations: Option<&BTreeMap<String, String>>,
-) -> bool {
-    inject_setting(labels, annotations).is_some_and(|(v, _)| v.eq_ignore_ascii_case("false"))
-}
-
-/// The revisions the injection webhooks of one cluster serve; `None` when it has none (then
-/// a default installation is assumed, as for MD0103).
-fn served_in(
-    snapshot: &Snapshot,
-    cluster: Option<&str>,
-) -> Option<BTreeMap<String, Option<String>>> {
-    let configs: Vec<&MutatingWebhookConfiguration> = in_cluster(&snapshot.webhooks, cluster)
-        .map(|c| &c.object)
-        .filter(|c| c.webhooks.iter().flatten().any(is_injection_webhook))
-        .collect();
-    (!configs.is_empty()).then(|| injection::served_revisions(configs))
-}
-
-fn served_text(served: &BTreeMap<String, Option<String>>) -> String {
-    if served.is_empty() {
-        return "none; the webhooks only select istio-injection=enabled".to_string();
-    }
-    let names: Vec<String> = served
-        .iter()
-        .map(|(name, target)| match target {
-            Some(rev) => format!("{name} (tag of {rev})"),
-            None => name.clone(),
-        })
-        .collect();
-    join_names(&names)
-}
-
-/// The served revision to suggest: `default` when it is served, else the first one.
-fn suggestion(served: &BTreeMap<String, Option<String>>) -> Option<&str> {
-    served
-        .keys()
-        .find(|k| *k == "default")
-        .or_else(|| served.keys().next())
-        .map(String::as_str)
-}
-
-/// True when the revision a pod asks for (namespace or pod label) is not served, so that MD0204,
-/// not MD0103, explains why it gets no proxy.
-pub fn asks_unserved_revision(
-    snapshot: &Snapshot,
-    cluster: Option<&str>,
-    namespace_labels: &BTreeMap<String, String>,
-    pod_labels: Option<&BTreeMap<String, String>>,
-) -> bool {
-    let Some(served) = served_in(snapshot, cluster) else {
-        return false;
-    };
-    if namespace_labels
-        .get(DATAPLANE_MODE_LABEL)
-        .is_some_and(|m| m == "ambient")
-    {
-        return false;
-    }
-    injection::revision_ask(namespace_labels, pod_labels)
-        .is_some_and(|ask| !served.contains_key(&ask.revision))
-}
-
-/// MD0204 for one existing pod without proxy (the `pod` command), with the command that fixes
-/// it; `None` when the revision it asks for is served, or nothing asks for one.
-pub fn pod_unserved_revision(
-    pod: ResourceRef,
-    namespace_labels: &BTreeMap<String, String>,
-    pod_labels: Option<&BTreeMap<String, String>>,
-    webhooks: &[Located<MutatingWebhookConfiguration>],
-) -> Option<(Finding, String)> {
-    let configs: Vec<&MutatingWebhookConfiguration> = webhooks
-        .iter()
-        .map(|c| &c.object)
-        .filter(|c| c.webhooks.iter().flatten().any(is_injection_webhook))
-        .collect();
-    if configs.is_empty()
-        || namespace_labels
-            .get(DATAPLANE_MODE_LABEL)
-            .is_some_and(|m| m == "ambient")
-    {
-        return None;
-    }
-    let served = injection::served_revisions(configs);
-    let ask = injection::revision_ask(namespace_labels, pod_labels)?;
-    if served.contains_key(&ask.revision) {
-        return None;
-    }
-    let namespace = pod.namespace.clone().unwrap_or_default();
-    let target = suggestion(&served).unwrap_or("<revision>").to_string();
-    let (subject, how, fix) = if ask.by_namespace {
-        (
-            format!("Namespace {namespace}"),
-            format!("label {REVISION_LABEL}={}", ask.revision),
-            format!("kubectl label namespace {namespace} {REVISION_LABEL}={target} --overwrite"),
-        )
-    } else {
-        (
-            format!("Pod {namespace}/{}", pod.name),
-            format!("pod label {REVISION_LABEL}={}", ask.revision),
-            format!("set {REVISION_LABEL}={target} in the pod template of the pod's workload"),
-        )
-    };
-    let finding = Finding::new(
-        MD0204,
-        Some(pod),
-        &[
-            subject.into(),
-            ask.revision.clone().into(),
-            how.into(),
-            served_text(&served).into(),
-            "this pod was created without the Istio proxy, and so will be its replacements".into(),
-            format!(
-                "Point it at a served revision or tag, then restart the pod's workload; or install revision {}.",
-                ask.revision
-            )
-            .into(),
-        ],
-    );
-    Some((finding, fix))
-}
-
-/// MD0204: namespaces (once each) and pods or workloads (when they ask themselves) that ask for a
-/// revision no injection webhook serves.
-pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
-    for cluster in clusters(snapshot) {
-        let Some(served) = served_in(snapshot, cluster) else {
-            continue;
-        };
-        let suggest = suggestion(&served);
-        let served_list = served_text(&served);
-        let mut asking_namespaces = BTreeSet::new();
-        for ns in in_cluster(&snapshot.namespaces, cluster) {
-            let labels = ns.object.metadata.labels.clone().unwrap_or_default();
-            if labels
-                .get(DATAPLANE_MODE_LABEL)
-                .is_some_and(|m| m == "ambient")
-            {
-                continue;
-            }
-            let name = ns.object.name();
-            if labels.contains_key(injection::INJECTION_LABEL)
-                || labels.contains_key(REVISION_LABEL)
-            {
-                asking_namespaces.insert(name.to_string());
-            }
-            let Some(ask) = injection::revision_ask(&labels, None) else {
-                continue;
-            };
-            if served.contains_key(&ask.revision) {
-                continue;
-            }
-            let mut affected: Vec<String> = in_cluster(&snapshot.workloads, cluster)
-                .filter(|w| w.object.namespace() == Some(name) && w.object.owner.is_none())
-                .filter(|w| {
-                    let meta = w.object.template.metadata.as_ref();
-                    !opted_out(
-                        meta.and_then(|m| m.labels.as_ref()),
-                        meta.and_then(|m| m.annotations.as_ref()),
-                    )
-                })
-                .map(|w| format!("{} {name}/{}", w.object.kind(), w.object.name()))
-                .collect();
-            affected.extend(
-                in_cluster(&snapshot.pods, cluster)
-                    .filter(|p| p.object.namespace() == Some(name))
-                    .filter(|p| {
-                        p.object
-                            .metadata
-                            .owner_references
-                            .as_ref()
-                            .is_none_or(Vec::is_empty)
-                    })
-                    .filter(|p| {
-                        !opted_out(
-                            p.object.metadata.labels.as_ref(),
-                            p.object.metadata.annotations.as_ref(),
-                        )
-                    })
-                    .filter(|p| {
-                        p.object
-                            .spec
-                            .as_ref()
-                            .and_then(sidecar::proxy_container)
-                            .is_none()
-                    })
-                    .map(|p| format!("Pod {name}/{}", p.object.name())),
-            );
-            let effect = if affected.is_empty() {
-                "pods created in it will start without the Istio proxy".to_string()
-            } else {
-                format!(
-                    "pods created in it will start without the Istio proxy ({})",
-                    join_names(&affected)
-                )
-            };
-            let fix = match suggest {
-                Some(rev) => format!(
-                    "Point it at a served revision or tag ('kubectl label namespace {name} {REVISION_LABEL}={rev} --overwrite', then restart its workloads), or install revision {}.",
-                    ask.revision
-                ),
-                None => format!(
-                    "Label it istio-injection=enabled instead ('kubectl label namespace {name} istio-injection=enabled {REVISION_LABEL}-'), or install revision {}.",
-                    ask.revision
-                ),
-            };
-            out.push(Finding::new(
-                MD0204,
-                Some(at_label(
-                    ResourceRef::of(ns),
-                    ns,
-                    "metadata.labels",
-                    REVISION_LABEL,
-                )),
-                &[
-                    "The namespace".into(),
-                    ask.revision.clone().into(),
-                    format!("label {REVISION_LABEL}={}", ask.revision).into(),
-                    served_list.clone().into(),
-                    effect.into(),
-                    fix.into(),
-                ],
-            ));
-        }
-
-        // Pods and workloads that ask themselves, in a namespace that does not.
-        let pod_fix = |rev: &str| match suggest {
-            Some(s) => format!(
-                "Change the pod template's {REVISION_LABEL} label to a served revision or tag (e.g. {s}), or install revision {rev}."
-            ),
-            None => format!(
-                "Remove the {REVISION_LABEL} label and set {INJECT_LABEL}=true instead, or install revision {rev}."
-            ),
-        };
-        let labels_by_namespace: HashMap<&str, BTreeMap<String, String>> =
-            in_cluster(&snapshot.namespaces, cluster)
-                .map(|n| {
-                    (
-                        n.object.name(),
-                        n.object.metadata.labels.clone().unwrap_or_default(),
-                    )
-                })
-                .collect();
-        let namespace_labels = |name: &str| labels_by_namespace.get(name);
-        for w in in_cluster(&snapshot.workloads, cluster) {
-            let Some(ns) = w.object.namespace() else {
-                continue;
-            };
-            if asking_namespaces.contains(ns) {
-                continue;
-            }
-            let Some(ns_labels) = namespace_labels(ns) else {
-                continue;
-            };
-            let meta = w.object.template.metadata.as_ref();
-            let labels = meta.and_then(|m| m.labels.as_ref());
-            if opted_out(labels, meta.and_then(|m| m.annotations.as_ref())) {
-                continue;
-            }
-            let Some(ask) = injection::revision_ask(ns_labels, labels) else {
-                continue;
-            };
-            if served.contains_key(&ask.revision)
-                || ns_labels
-                    .get(DATAPLANE_MODE_LABEL)
-                    .is_some_and(|m| m == "ambient")
-            {
-                continue;
-            }
-            out.push(Finding::new(
-                MD0204,
-                Some(at_label(
-                    ResourceRef::of(w),
-                    w,
-                    "spec.template.metadata.labels",
-                    REVISION_LABEL,
-                )),
-                &[
-                    format!("{} {ns}/{}", w.object.kind(), w.object.name()).into(),
-                    ask.revision.clone().into(),
-                    format!("pod template label {REVISION_LABEL}={}", ask.revision).into(),
-                    served_list.clone().into(),
-                    "its new pods will start without the Istio proxy".into(),
-                    pod_fix(&ask.revision).into(),
-                ],
-            ));
-        }
-        for p in in_cluster(&snapshot.pods, cluster) {
-            let Some(ns) = p.object.namespace() else {
-                continue;
-            };
-            if asking_namespaces.contains(ns)
-                || p.object
-                    .spec
-                    .as_ref()
-                    .and_then(sidecar::proxy_container)
-                    .is_some()
-            {
-                continue;
-            }
-            let Some(ns_labels) = namespace_labels(ns) else {
-                continue;
-            };
-            let labels = p.object.metadata.labels.as_ref();
-            if opted_out(labels, p.object.metadata.annotations.as_ref()) {
-                continue;
-            }
-            let Some(ask) = injection::revision_ask(ns_labels, labels) else {
-                continue;
-            };
-            if served.contains_key(&ask.revision)
-                || ns_labels
-                    .get(DATAPLANE_MODE_LABEL)
-                    .is_some_and(|m| m == "ambient")
-            {
-                continue;
-            }
-            out.push(Finding::new(
-                MD0204,
-                Some(at_label(
-                    ResourceRef::of(p),
-                    p,
-                    "metadata.labels",
-                    REVISION_LABEL,
-                )),
-                &[
-                    format!("Pod {ns}/{}", p.object.name()).into(),
-                    ask.revision.clone().into(),
-                    format!("label {REVISION_LABEL}={}", ask.revision).into(),
-                    served_list.clone().into(),
-                    "it started without the Istio proxy, and so will its replacements".into(),
-                    pod_fix(&ask.revision).into(),
-                ],
-            ));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
+    use super::super::revisions::unserved_revisions;
     use super::*;
+    use crate::formats::text::join_names;
     use crate::source::files::{FileOptions, LoadStats, load_text};
 
     const OUTAGE: &str = include_str!(concat!(

@@ -1,11 +1,11 @@
 //! Injection findings: IST0102, IST0103, IST0123, IST0148 (as Istio's injection analyzer decides
 //! them), MD0103 (injection asked for, but no webhook matches) and MD0204 (the revision asked
-//! for is served by no webhook; see [`control_plane::unserved_revisions`]).
+//! for is served by no webhook; see [`revisions::unserved_revisions`]).
 //! Differences from Istio are listed in docs/compat.md.
 
 use std::collections::BTreeMap;
 
-use crate::commands::analyze::analyzers::control_plane;
+use super::revisions;
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{IST0102, IST0103, IST0123, IST0148, MD0103};
 use crate::istio::injection::{
@@ -44,10 +44,10 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     // instead of MD0103 on every workload and pod.
     let unserved = |cluster: Option<&str>, facts: PodFacts<'_>| {
         facts.namespace_labels.is_some_and(|labels| {
-            control_plane::asks_unserved_revision(snapshot, cluster, labels, facts.labels)
+            revisions::asks_unserved_revision(snapshot, cluster, labels, facts.labels)
         })
     };
-    control_plane::unserved_revisions(snapshot, out);
+    revisions::unserved_revisions(snapshot, out);
     for ns in &snapshot.namespaces {
         let name = ns.object.name();
         if name == "istio-system" {

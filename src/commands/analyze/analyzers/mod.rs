@@ -5,6 +5,7 @@ pub mod injection;
 pub mod multicluster;
 pub mod port_names;
 pub mod proxy_image;
+pub mod revisions;
 pub mod runtime;
 
 use crate::findings::report;

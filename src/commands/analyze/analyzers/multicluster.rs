@@ -8,9 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::commands::analyze::analyzers::control_plane::join_names;
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::MD0205;
+use crate::formats::text::join_names;
 use crate::istio::istiod::{self, PROXY_CLUSTER_ID_ENV};
 use crate::istio::sidecar;
 use crate::kube::snapshot::{Snapshot, WorkloadKind};

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 
-use crate::diagnosis::{Diagnosis, ISTIO_NAMESPACE, Lookup, PodContext};
+use crate::diagnosis::{Diagnosis, Lookup, PodContext};
 use crate::findings::finding::Finding;
+use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::sidecar;
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
