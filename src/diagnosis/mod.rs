@@ -12,6 +12,8 @@ use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicyPeer, Network
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 
+use crate::envoy::admin::{CertRole, ServerState};
+use crate::envoy::facts::{ProbeResult, Probed};
 use crate::envoy::logs::{Family, LogMatch, Signature};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{
@@ -23,8 +25,6 @@ use crate::istio::revisions;
 use crate::istio::sidecar;
 use crate::kube::selector;
 use crate::kube::snapshot::{Located, Object};
-use crate::probe::admin::{CertRole, ServerState};
-use crate::probe::{ProbeResult, Probed};
 
 /// The labels of a default istiod pod, for NetworkPolicy peers that select pods.
 const ISTIOD_POD_LABELS: &[(&str, &str)] = &[("app", "istiod"), ("istio", "pilot")];
@@ -1904,7 +1904,7 @@ pub(crate) mod tests {
         parse_bootstrap, parse_certs, parse_clusters, parse_readiness, parse_server_info,
         parse_stats,
     };
-    use crate::probe::transport::{HttpResponse, ProbeError};
+    use crate::probe::transport::ProbeError;
     use crate::probe::{AdminProbe, LogScan, ProxyLogs};
     use serde_json::json;
 
@@ -2005,10 +2005,7 @@ pub(crate) mod tests {
         AdminProbe {
             via: "captures".into(),
             server_info: Probed::Ok(parse_server_info(&fixture("A_server_info.json")).unwrap()),
-            ready: Probed::Ok(parse_readiness(&HttpResponse::new(
-                503,
-                &fixture("A_ready.txt"),
-            ))),
+            ready: Probed::Ok(parse_readiness(503, &fixture("A_ready.txt"))),
             health,
             stats: Probed::Ok(parse_stats(&fixture("A_stats.json")).unwrap()),
             bootstrap: Probed::Ok(parse_bootstrap(&fixture("A_config_dump.json")).unwrap()),
@@ -2031,14 +2028,8 @@ pub(crate) mod tests {
         AdminProbe {
             via: "captures".into(),
             server_info: Probed::Ok(parse_server_info(&fixture("C_server_info.json")).unwrap()),
-            ready: Probed::Ok(parse_readiness(&HttpResponse::new(
-                200,
-                &fixture("C_ready.txt"),
-            ))),
-            health: Probed::Ok(parse_readiness(&HttpResponse::new(
-                200,
-                &fixture("C_17021__healthz_ready.txt"),
-            ))),
+            ready: Probed::Ok(parse_readiness(200, &fixture("C_ready.txt"))),
+            health: Probed::Ok(parse_readiness(200, &fixture("C_17021__healthz_ready.txt"))),
             stats: Probed::Ok(parse_stats(&fixture("C_stats.json")).unwrap()),
             bootstrap: Probed::Skipped("not needed".into()),
             xds_cluster: Probed::Ok(None),
@@ -2291,7 +2282,7 @@ pub(crate) mod tests {
     #[test]
     fn waiting_with_503_on_15021_and_nothing_wrong_around_it() {
         let pod = pod("web-wait", Some(waiting_status()), true);
-        let health = Probed::Ok(parse_readiness(&HttpResponse::new(503, "")));
+        let health = Probed::Ok(parse_readiness(503, ""));
         let probe = ProbeResult {
             admin: admin_waiting(health),
             logs: logs(Some("A_stderr.txt"), None),

@@ -7,6 +7,8 @@
 pub mod admin;
 pub mod transport;
 
+pub use crate::envoy::facts::{AdminProbe, ErrorInfo, LogScan, ProbeResult, Probed, ProxyLogs};
+
 use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -15,39 +17,13 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::LogParams;
-use serde::Serialize;
 
-use crate::envoy::logs::{self, LogMatch, LogSource};
+use crate::envoy::logs::LogSource;
 use crate::istio::sidecar::{self, PROXY_CONTAINER};
 use crate::kube::snapshot::Object;
-use crate::probe::admin::{
-    AdminClient, BootstrapInfo, CertInfo, ClusterStatus, FetchError, Readiness, ServerInfo,
-    XdsStats,
-};
+use crate::probe::admin::{AdminClient, BootstrapInfo, FetchError};
 use crate::probe::transport::{Direct, Limits, PortForward, ProbeError, Transport};
 use crate::source::live::Cluster;
-
-/// Why an item has no value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ErrorInfo {
-    /// `timeout`, `refused`, `denied`, `connect`, `too-large`, `http-status`, `protocol`, `parse`.
-    pub kind: String,
-    pub message: String,
-}
-
-impl ErrorInfo {
-    pub fn is(&self, kind: &str) -> bool {
-        self.kind == kind
-    }
-
-    /// True when the port could not be reached at all (as opposed to a bad answer).
-    pub fn is_unreachable(&self) -> bool {
-        matches!(
-            self.kind.as_str(),
-            "timeout" | "refused" | "denied" | "connect" | "protocol"
-        )
-    }
-}
 
 impl From<ProbeError> for ErrorInfo {
     fn from(e: ProbeError) -> Self {
@@ -66,80 +42,6 @@ impl From<FetchError> for ErrorInfo {
                 kind: "parse".to_string(),
                 message: p.to_string(),
             },
-        }
-    }
-}
-
-/// One probed item: its value, why it failed, or why it was not tried.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Probed<T> {
-    Ok(T),
-    Error(ErrorInfo),
-    Skipped(String),
-}
-
-impl<T> Probed<T> {
-    pub fn ok(&self) -> Option<&T> {
-        match self {
-            Probed::Ok(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub fn error(&self) -> Option<&ErrorInfo> {
-        match self {
-            Probed::Error(e) => Some(e),
-            _ => None,
-        }
-    }
-
-    fn from_result<E: Into<ErrorInfo>>(result: Result<T, E>) -> Self {
-        match result {
-            Ok(v) => Probed::Ok(v),
-            Err(e) => Probed::Error(e.into()),
-        }
-    }
-}
-
-impl<T> Default for Probed<T> {
-    fn default() -> Self {
-        Probed::Skipped("not probed".to_string())
-    }
-}
-
-/// What the admin port and the health port said.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AdminProbe {
-    /// How the ports were reached ("port-forward to shop/web-1", "direct to 10.0.0.5").
-    pub via: String,
-    pub server_info: Probed<ServerInfo>,
-    pub ready: Probed<Readiness>,
-    /// 15021 `/healthz/ready`.
-    pub health: Probed<Readiness>,
-    pub stats: Probed<XdsStats>,
-    pub bootstrap: Probed<BootstrapInfo>,
-    /// The ADS cluster (`xds-grpc`) of `/clusters`: connect failures to istiod.
-    pub xds_cluster: Probed<Option<ClusterStatus>>,
-    pub certs: Probed<Vec<CertInfo>>,
-}
-
-impl AdminProbe {
-    /// Every item skipped for one reason.
-    pub fn skipped(reason: &str) -> Self {
-        fn s<T>(reason: &str) -> Probed<T> {
-            Probed::Skipped(reason.to_string())
-        }
-        AdminProbe {
-            via: String::new(),
-            server_info: s(reason),
-            ready: s(reason),
-            health: s(reason),
-            stats: s(reason),
-            bootstrap: s(reason),
-            xds_cluster: s(reason),
-            certs: s(reason),
         }
     }
 }
@@ -186,74 +88,6 @@ pub async fn probe_admin<T: Transport>(client: &AdminClient<T>) -> AdminProbe {
         ),
         certs: Probed::from_result(certs),
     }
-}
-
-/// What a log said.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LogScan {
-    /// Lines fetched (the tail of the log).
-    pub lines: usize,
-    pub matches: Vec<LogMatch>,
-    /// The last few non-empty lines, for a crash no signature explains.
-    pub last_lines: Vec<String>,
-}
-
-impl LogScan {
-    pub fn of(text: &str, source: LogSource) -> Self {
-        let lines: Vec<&str> = text.lines().collect();
-        let last_lines = lines
-            .iter()
-            .rev()
-            .filter(|l| !l.trim().is_empty())
-            .take(5)
-            .map(|l| {
-                let collapsed = logs::collapse(l);
-                if collapsed.chars().count() > 300 {
-                    let mut cut: String = collapsed.chars().take(300).collect();
-                    cut.push('…');
-                    cut
-                } else {
-                    collapsed
-                }
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        LogScan {
-            lines: lines.len(),
-            matches: logs::scan(text, source),
-            last_lines,
-        }
-    }
-}
-
-/// The istio-proxy container's logs: the running (or last) instance, and the one before it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProxyLogs {
-    pub current: Probed<LogScan>,
-    pub previous: Probed<LogScan>,
-}
-
-impl ProxyLogs {
-    /// Every match, previous log first (where a crash is explained), then current.
-    pub fn matches(&self) -> impl Iterator<Item = &LogMatch> {
-        self.previous
-            .ok()
-            .into_iter()
-            .chain(self.current.ok())
-            .flat_map(|scan| scan.matches.iter())
-    }
-}
-
-/// Everything probed about one pod's sidecar.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProbeResult {
-    pub admin: AdminProbe,
-    pub logs: ProxyLogs,
 }
 
 /// How to probe.
