@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::formats::duration::parse_duration;
 use crate::output::style::ColorChoice;
+use crate::request::Global;
+use crate::source::live::Connection;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 
@@ -122,46 +125,29 @@ pub struct GlobalArgs {
     pub verbose: u8,
 }
 
-/// Parses kubectl's duration syntax: a number with a unit (`500ms`, `5s`, `2m`, `1h`), or a
-/// bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("invalid duration {text:?}: use e.g. 500ms, 5s, 2m or 1h"))?;
-    let seconds = match unit {
-        "" | "s" => value,
-        "ms" => value / 1000.0,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => {
-            return Err(format!(
-                "invalid duration {text:?}: use e.g. 500ms, 5s, 2m or 1h"
-            ));
+impl GlobalArgs {
+    /// The flags as plain values for the commands: the connection, colors, verbosity.
+    pub fn resolve(&self) -> Global {
+        Global {
+            connection: Connection {
+                kubeconfig: self.kubeconfig.clone(),
+                context: self.context.clone(),
+                cluster: self.cluster.clone(),
+                user: self.user.clone(),
+                namespace: self.namespace.clone(),
+                as_user: self.as_user.clone(),
+                as_group: self.as_group.clone(),
+                request_timeout: self.request_timeout,
+            },
+            color: self.color,
+            verbose: self.verbose,
         }
-    };
-    if !seconds.is_finite() || seconds < 0.0 {
-        return Err(format!("invalid duration {text:?}"));
     }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
-        assert!(parse_duration("5x").is_err());
-    }
 
     #[test]
     fn cli_is_consistent() {

@@ -19,6 +19,7 @@ pub mod output;
 // I/O.
 pub mod probe;
 pub mod source;
-// Commands, then the CLI.
+// The resolved request, the commands, then the CLI.
 pub mod cli;
 pub mod commands;
+pub mod request;

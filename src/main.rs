@@ -36,7 +36,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::UNEXPECTED);
         }
     };
-    let global = cli.global.clone();
+    let global = cli.global.resolve();
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Analyze(args) => commands::analyze::run(args, &global).await,

@@ -14,7 +14,6 @@ use kube::Api;
 use kube::api::ListParams;
 use serde_json::{Value, json};
 
-use crate::cli::GlobalArgs;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::istio::constants::ISTIO_NAMESPACE;
@@ -23,6 +22,7 @@ use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
 use crate::output::findings::pretty_tabs;
 use crate::output::write;
+use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 
 const AFTER_HELP: &str = "\
@@ -390,7 +390,7 @@ async fn read_cluster(cluster: &Cluster) -> Result<ClusterVersions> {
     })
 }
 
-pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: VersionArgs, global: &Global) -> Result<u8> {
     if args.client {
         let text = match args.output {
             VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),

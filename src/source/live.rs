@@ -5,6 +5,7 @@
 //! are skipped and the rest still run. An unreachable server fails fast, within the request timeout.
 
 use std::fmt::Debug;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +21,6 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use serde::de::DeserializeOwned;
 
-use crate::cli::GlobalArgs;
 use crate::error::{Error, Result};
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
@@ -49,8 +49,24 @@ impl Debug for Cluster {
     }
 }
 
+/// How to reach the cluster(s): kubectl's connection flags as plain values.
+#[derive(Clone, Debug, Default)]
+pub struct Connection {
+    pub kubeconfig: Option<PathBuf>,
+    /// Every `--context` (analyze reads several clusters; the others take one).
+    pub context: Vec<String>,
+    pub cluster: Option<String>,
+    pub user: Option<String>,
+    /// `-n`, when given.
+    pub namespace: Option<String>,
+    pub as_user: Option<String>,
+    pub as_group: Vec<String>,
+    /// Zero means the default.
+    pub request_timeout: Duration,
+}
+
 /// Builds a client from the kubeconfig (or the in-cluster service account) and kubectl's flags.
-pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Cluster> {
+pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Cluster> {
     let options = KubeConfigOptions {
         context: context.map(str::to_string),
         cluster: global.cluster.clone(),
@@ -121,7 +137,7 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
     })
 }
 
-fn current_context(global: &GlobalArgs) -> Option<String> {
+fn current_context(global: &Connection) -> Option<String> {
     let kubeconfig = match &global.kubeconfig {
         Some(path) => Kubeconfig::read_from(path).ok()?,
         None => Kubeconfig::read().ok()?,
@@ -395,7 +411,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
 }
 
 /// The snapshot `analyze` reads: every `--context` (or the current one), in the chosen scope.
-pub async fn snapshot_for_analyze(global: &GlobalArgs, all_namespaces: bool) -> Result<Snapshot> {
+pub async fn snapshot_for_analyze(global: &Connection, all_namespaces: bool) -> Result<Snapshot> {
     let contexts: Vec<Option<&str>> = if global.context.is_empty() {
         vec![None]
     } else {

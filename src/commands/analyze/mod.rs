@@ -8,16 +8,17 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::{GlobalArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
 use crate::findings::report::Suppression;
 use crate::findings::{Finding, Report};
+use crate::formats::duration::parse_duration;
 use crate::kube::snapshot::Snapshot;
 use crate::output::findings::{self, Format};
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
+use crate::request::Global;
 use crate::source::files::{self, FileOptions};
 use analyzers::ANALYZERS;
 
@@ -122,7 +123,7 @@ fn parse_level(text: &str) -> Result<Level, String> {
 }
 
 /// What was analysed, for the messages that name it.
-fn target(args: &AnalyzeArgs, global: &GlobalArgs, files: &[String], live: bool) -> String {
+fn target(args: &AnalyzeArgs, global: &Global, files: &[String], live: bool) -> String {
     if !live {
         return match files {
             [one] => one.clone(),
@@ -139,7 +140,7 @@ fn target(args: &AnalyzeArgs, global: &GlobalArgs, files: &[String], live: bool)
     }
 }
 
-pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
     if args.list_analyzers {
         let mut out = String::new();
         for a in ANALYZERS {

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::Api;
 
-use crate::cli::GlobalArgs;
 use crate::commands::analyze::analyzers::runtime::{self, Fetched};
 use crate::commands::pod::lookup;
 use crate::diagnosis;
@@ -20,6 +19,7 @@ use crate::findings::report::Skipped;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::kube::snapshot::{Located, Object, Snapshot};
 use crate::probe::{self, ProbeOptions, Probed};
+use crate::request::Global;
 use crate::source::live::{self, Cluster};
 
 /// Sidecars probed at once: each probe holds a few port-forward streams and log requests.
@@ -79,7 +79,7 @@ impl Progress {
 
 /// Probes and diagnoses the flagged pods of the snapshot, cluster by cluster.
 pub async fn check(
-    global: &GlobalArgs,
+    global: &Global,
     snapshot: &Snapshot,
     options: &ProbeOptions,
 ) -> Result<Outcome> {

@@ -16,7 +16,6 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use serde_json::Value;
 
-use crate::cli::{GlobalArgs, parse_duration};
 use crate::commands::bootstrap::inputs::{
     self, BOOTSTRAP_OVERRIDE_ANNOTATION, BOOTSTRAP_OVERRIDE_KEY, Explanation, Group, Ingredient,
     LiveBootstrap, Status, Surroundings,
@@ -25,6 +24,7 @@ use crate::commands::pod::get_pod;
 use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::formats::duration::parse_duration;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
@@ -33,6 +33,7 @@ use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
+use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 
 pub const EXPLAIN_AFTER_HELP: &str = "\
@@ -125,7 +126,7 @@ fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     }
 }
 
-pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: ExplainArgs, global: &Global) -> Result<u8> {
     if global.context.len() > 1 {
         return Err(Error::Usage(
             "bootstrap explain examines one pod: give at most one --context".to_string(),

@@ -19,15 +19,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 
-use crate::cli::{GlobalArgs, parse_duration};
 use crate::envoy::bootstrap::{self, Format, Problem};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::{self, DOCS_BASE, Level};
 use crate::findings::{Finding, ResourceRef};
+use crate::formats::duration::parse_duration;
 use crate::output::findings::{finding_value, pretty_tabs};
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
+use crate::request::Global;
 
 /// The environment variable naming the Envoy binary when `--envoy` is not given.
 pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
@@ -126,7 +127,7 @@ fn parse_level(text: &str) -> Result<Level, String> {
     Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
 }
 
-pub async fn run(args: BootstrapArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: BootstrapArgs, global: &Global) -> Result<u8> {
     match args.command {
         BootstrapCommand::Validate(args) => validate(args, global),
         BootstrapCommand::Explain(args) => explain::run(args, global).await,
@@ -189,7 +190,7 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-fn validate(args: ValidateArgs, global: &GlobalArgs) -> Result<u8> {
+fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
     let stdin = args.file.as_os_str() == "-";
     let shown: Arc<str> = if stdin {
         Arc::from("<stdin>")

@@ -15,16 +15,17 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Api;
 
-use crate::cli::{GlobalArgs, parse_duration};
 use crate::diagnosis::{self, Lookup, PodContext};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
+use crate::formats::duration::parse_duration;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::kube::snapshot::Located;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::{self, ProbeOptions, ProbeResult};
+use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 
 const AFTER_HELP: &str = "\
@@ -196,7 +197,7 @@ pub async fn examine(
     Ok(PodReport { diagnosis, probe })
 }
 
-pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: PodArgs, global: &Global) -> Result<u8> {
     if global.context.len() > 1 {
         return Err(Error::Usage(
             "pod examines one pod: give at most one --context".to_string(),

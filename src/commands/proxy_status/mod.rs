@@ -17,9 +17,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
 
-use crate::cli::{GlobalArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::exit;
+use crate::formats::duration::parse_duration;
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::syncz::{self, Syncz};
@@ -28,6 +28,7 @@ use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::AdminClient;
 use crate::probe::transport::{Direct, HttpResponse, Limits, PortForward, ProbeError, Transport};
+use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use render::TableOptions;
 use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, Report};
@@ -175,7 +176,7 @@ struct Gathered {
     cluster: Option<Cluster>,
 }
 
-pub async fn run(args: ProxyStatusArgs, global: &GlobalArgs) -> Result<u8> {
+pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
     let offline = !args.syncz_files.is_empty();
     if offline && !args.istiod_urls.is_empty() {
         return Err(Error::Usage(
@@ -315,7 +316,7 @@ pub async fn run(args: ProxyStatusArgs, global: &GlobalArgs) -> Result<u8> {
 
 /// The namespace filter: `-n` (unless -A), or for `proxy-status NAME` the namespace in
 /// `NAME.NAMESPACE`, else the context's namespace.
-fn scope(args: &ProxyStatusArgs, global: &GlobalArgs, cluster: Option<&Cluster>) -> Option<String> {
+fn scope(args: &ProxyStatusArgs, global: &Global, cluster: Option<&Cluster>) -> Option<String> {
     if args.all_namespaces {
         return None;
     }

@@ -1,0 +1,28 @@
+//! Resolved requests: the plain values the commands take, made once from the parsed flags by
+//! `cli` (as ripgrep turns its flags into high-level arguments). Commands never see clap's
+//! structs of the global flags.
+
+use std::ops::Deref;
+
+use crate::output::style::ColorChoice;
+use crate::source::live::Connection;
+
+/// What every command is given besides its own arguments.
+#[derive(Clone, Debug)]
+pub struct Global {
+    /// How to reach the cluster(s), and the namespace asked for with `-n`.
+    pub connection: Connection,
+    pub color: ColorChoice,
+    /// `-v` count (proxy-status reads one for its per-type columns).
+    pub verbose: u8,
+}
+
+/// A request reads like its connection (`global.context`, `global.namespace`), and is passed
+/// where a connection is wanted (`live::connect(global, ...)`).
+impl Deref for Global {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.connection
+    }
+}
