@@ -177,28 +177,115 @@ macro_rules! messages {
 }
 
 messages! {
+    IST0101 = "IST0101", "ReferencedResourceNotFound", Error,
+        "Referenced %s not found: %q",
+        "A resource being referenced does not exist.";
     IST0102 = "IST0102", "NamespaceNotInjected", Info,
         "The namespace is not enabled for Istio injection. Run 'kubectl label namespace %s istio-injection=enabled' to enable it, or 'kubectl label namespace %s istio-injection=disabled' to explicitly mark it as not needing injection.",
         "A namespace is not enabled for Istio injection.";
     IST0103 = "IST0103", "PodMissingProxy", Warning,
         "The pod %s is missing the Istio proxy. This can often be resolved by restarting or redeploying the workload.",
         "A pod is missing the Istio proxy.";
+    IST0106 = "IST0106", "SchemaValidationError", Error,
+        "Schema validation error: %v",
+        "The resource has a schema validation error.";
+    IST0109 = "IST0109", "ConflictingMeshGatewayVirtualServiceHosts", Error,
+        "The VirtualServices %s associated with mesh gateway define the same host %s which can lead to undefined behavior. This can be fixed by merging the conflicting VirtualServices into a single resource.",
+        "Conflicting hosts on VirtualServices associated with mesh gateway";
+    IST0110 = "IST0110", "ConflictingSidecarWorkloadSelectors", Error,
+        "The Sidecars %v in namespace %q select the same workload pod %q, which can lead to undefined behavior.",
+        "A Sidecar resource selects the same workloads as another Sidecar resource";
+    IST0111 = "IST0111", "MultipleSidecarsWithoutWorkloadSelectors", Error,
+        "The Sidecars %v in namespace %q have no workload selector, which can lead to undefined behavior.",
+        "More than one sidecar resource in a namespace has no workload selector";
+    IST0112 = "IST0112", "VirtualServiceDestinationPortSelectorRequired", Error,
+        "This VirtualService routes to a service %q that exposes multiple ports %v. Specifying a port in the destination is required to disambiguate.",
+        "A VirtualService routes to a service with more than one port exposed, but does not specify which to use.";
     IST0118 = "IST0118", "PortNameIsNotUnderNamingConvention", Info,
         "Port name %s (port: %d, targetPort: %s) doesn't follow the naming convention of Istio port.",
         "Port name is not under naming convention. Protocol detection is applied to the port.";
     IST0123 = "IST0123", "NamespaceMultipleInjectionLabels", Warning,
         "The namespace has more than one type of injection labels %v, which may lead to undefined behavior. Make sure only one injection label exists.",
         "A namespace has more than one type of injection labels";
+    IST0128 = "IST0128", "NoServerCertificateVerificationDestinationLevel", Warning,
+        "DestinationRule %s in namespace %s has TLS mode set to %s but no caCertificates are set to validate server identity for host: %s",
+        "No caCertificates are set in DestinationRule, this results in no verification of presented server certificate.";
+    IST0129 = "IST0129", "NoServerCertificateVerificationPortLevel", Warning,
+        "DestinationRule %s in namespace %s has TLS mode set to %s but no caCertificates are set to validate server identity for host: %s at port %s",
+        "No caCertificates are set in DestinationRule, this results in no verification of presented server certificate for traffic to a given port.";
+    IST0130 = "IST0130", "VirtualServiceUnreachableRule", Warning,
+        "VirtualService rule %v not used (%s).",
+        "A VirtualService rule will never be used because a previous rule uses the same match.";
+    IST0131 = "IST0131", "VirtualServiceIneffectiveMatch", Info,
+        "VirtualService rule %v match %v is not used (duplicate/overlapping match in rule %v).",
+        "A VirtualService rule match duplicates a match in a previous rule.";
+    IST0132 = "IST0132", "VirtualServiceHostNotFoundInGateway", Warning,
+        "one or more host %v defined in VirtualService %s not found in Gateway %s.",
+        "Host defined in VirtualService not found in Gateway.";
+    IST0133 = "IST0133", "SchemaWarning", Warning,
+        "Schema validation warning: %v",
+        "The resource has a schema validation warning.";
+    IST0134 = "IST0134", "ServiceEntryAddressesRequired", Warning,
+        "ServiceEntry addresses are required for this protocol.",
+        "Virtual IP addresses are required for ports serving TCP (or unset) protocol when PILOT_ENABLE_IP_AUTOALLOCATE is not set on a proxy";
+    IST0138 = "IST0138", "GatewayDuplicateCertificate", Warning,
+        "Duplicate certificate in multiple gateways %v may cause 404s if clients re-use HTTP2 connections.",
+        "Duplicate certificate in multiple gateways may cause 404s if clients re-use HTTP2 connections.";
+    IST0140 = "IST0140", "IngressRouteRulesNotAffected", Warning,
+        "Subset in virtual service %s has no effect on ingress gateway %s requests",
+        "Route rules have no effect on ingress gateway requests";
+    IST0145 = "IST0145", "ConflictingGateways", Error,
+        "Conflict with gateways %s (workload selector %s, port %s, hosts %v).",
+        "Gateway should not have the same selector, port and matched hosts of server";
     IST0148 = "IST0148", "NamespaceInjectionEnabledByDefault", Info,
         "is enabled for Istio injection, as Istio is installed with enableNamespacesByDefault as true.",
         "user namespace should be injectable if Istio is installed with enableNamespacesByDefault enabled and neither injection label is set.";
+    IST0149 = "IST0149", "JwtClaimBasedRoutingWithoutRequestAuthN", Error,
+        "The virtual service uses the JWT claim based routing (key: %s) but found no request authentication for the gateway (%s) pod (%s). The request authentication must first be applied for the gateway pods to validate the JWT token and make the claims available for routing.",
+        "Virtual service using JWT claim based routing without request authentication.";
     IST0150 = "IST0150", "ExternalNameServiceTypeInvalidPortName", Warning,
         "Port name for ExternalName service is invalid. Proxy may prevent tcp named ports and unmatched traffic for ports serving TCP protocol from being forwarded correctly",
         "Proxy may prevent tcp named ports and unmatched traffic for ports serving TCP protocol from being forwarded correctly for ExternalName services.";
+    IST0151 = "IST0151", "EnvoyFilterUsesRelativeOperation", Warning,
+        "This EnvoyFilter does not have a priority and has a relative patch operation set which can cause the EnvoyFilter not to be applied. Using the INSERT_FIRST of ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.",
+        "This EnvoyFilter does not have a priority and has a relative patch operation set which can cause the EnvoyFilter not to be applied. Using the INSERT_FIRST or ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.";
+    IST0152 = "IST0152", "EnvoyFilterUsesReplaceOperationIncorrectly", Error,
+        "The REPLACE operation is only valid for HTTP_FILTER and NETWORK_FILTER.",
+        "The REPLACE operation is only valid for HTTP_FILTER and NETWORK_FILTER.";
+    IST0153 = "IST0153", "EnvoyFilterUsesAddOperationIncorrectly", Error,
+        "The ADD operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.",
+        "The ADD operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.";
+    IST0154 = "IST0154", "EnvoyFilterUsesRemoveOperationIncorrectly", Error,
+        "The REMOVE operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.",
+        "The REMOVE operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.";
+    IST0155 = "IST0155", "EnvoyFilterUsesRelativeOperationWithProxyVersion", Warning,
+        "This EnvoyFilter does not have a priority and has a relative patch operation (NSTERT_BEFORE/AFTER, REPLACE, MERGE, DELETE) and proxyVersion set which can cause the EnvoyFilter not to be applied during an upgrade. Using the INSERT_FIRST or ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.",
+        "This EnvoyFilter does not have a priority and has a relative patch operation (NSTERT_BEFORE/AFTER, REPLACE, MERGE, DELETE) and proxyVersion set which can cause the EnvoyFilter not to be applied during an upgrade. Using the INSERT_FIRST or ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.";
     IST0158 = "IST0158", "PodsIstioProxyImageMismatchInNamespace", Warning,
         "The Istio proxy images of the pods running in the namespace do not match the image defined in the injection configuration (pod names: %v). This often happens after upgrading the Istio control-plane and can be fixed by redeploying the pods.",
         "The Istio proxy image of the pods running in the namespace do not match the image defined in the injection configuration.";
 
+    IST0161 = "IST0161", "InvalidGatewayCredential", Error,
+        "The credential referenced by the Gateway %s in namespace %s is invalid, which can cause the traffic not to work as expected.",
+        "The credential provided for the Gateway resource is invalid";
+    IST0162 = "IST0162", "GatewayPortNotDefinedOnService", Warning,
+        "The gateway is listening on a target port (port %d) that is not defined in the Service associated with its workload instances (Pod selector %s). If you need to access the gateway port through the gateway Service, it will not be available.",
+        "Gateway port not exposed by service";
+    IST0165 = "IST0165", "ReferencedInternalGateway", Warning,
+        "Gateway reference in VirtualService %s is to an implementation-generated internal Gateway: %s.",
+        "VirtualServices should not reference internal Gateways.";
+    IST0167 = "IST0167", "IneffectivePolicy", Warning,
+        "The policy has no impact: %s.",
+        "The policy applied has no impact.";
+    IST0173 = "IST0173", "DestinationRuleSubsetNotSelectPods", Error,
+        "The Subset %s defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).",
+        "Subsets defined in destination does not select any pods.";
+    IST0174 = "IST0174", "UnknownDestinationRuleHost", Warning,
+        "The host %s defined in the DestinationRule does not match any services in the mesh.",
+        "Host defined in destination rule does not match any services in the mesh.";
+    IST0177 = "IST0177", "ConflictingServiceEntryProtocol", Warning,
+        "Multiple ServiceEntries (%s) define the same host %q and port %d with conflicting protocols (%s).",
+        "Multiple ServiceEntries define the same host and port with conflicting protocols.";
     MD0101 = "MD0101", "SidecarBootstrapCrash", Error,
         "The istio-proxy container of pod %s cannot start: %s",
         "Envoy rejects the bootstrap pilot-agent wrote, so the sidecar crashes at start (CrashLoopBackOff).";

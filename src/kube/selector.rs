@@ -29,6 +29,15 @@ pub fn matches(selector: Option<&LabelSelector>, labels: &BTreeMap<String, Strin
     labels_match && expressions_match
 }
 
+/// True when every label of `selector` is in `labels` (a map selector, as Istio's
+/// `workloadSelector` and Gateway `selector`). An empty selector matches everything.
+pub fn labels_match(
+    selector: &BTreeMap<String, String>,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
 /// Renders a selector the way kubectl prints one: `a=b,c in (x,y),!d`.
 pub fn describe(selector: Option<&LabelSelector>) -> String {
     let Some(selector) = selector else {

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Pod, PodTemplateSpec, Service};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Event, Namespace, Node, Pod, PodTemplateSpec, Service,
+};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -139,6 +141,43 @@ impl Object for Workload {
     }
 }
 
+/// A custom resource kept as its spec (Istio's config kinds): the layer that knows the kind reads
+/// the spec into its own types.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigObject {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: ObjectMeta,
+    pub spec: serde_json::Value,
+    pub status: serde_json::Value,
+}
+
+impl Object for ConfigObject {
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+}
+
+/// A Secret reduced to its type and the names of its keys: the values are never kept.
+#[derive(Clone, Debug, Default)]
+pub struct SecretKeys {
+    pub metadata: ObjectMeta,
+    pub type_: String,
+    pub keys: Vec<String>,
+}
+
+impl Object for SecretKeys {
+    fn kind(&self) -> &str {
+        "Secret"
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+}
+
 /// Everything the analyzers may look at.
 #[derive(Debug, Default)]
 pub struct Snapshot {
@@ -154,6 +193,12 @@ pub struct Snapshot {
     pub network_policies: Vec<Located<NetworkPolicy>>,
     /// Istio `ProxyConfig` resources, kept as JSON (only `selector` and `image` are read).
     pub proxy_configs: Vec<Located<serde_json::Value>>,
+    /// Istio's config resources (VirtualService, DestinationRule, Gateway, ...), untyped.
+    pub config: Vec<Located<ConfigObject>>,
+    /// Nodes (their labels give pods their locality).
+    pub nodes: Vec<Located<Node>>,
+    /// Secrets, type and key names only (live: only those a Gateway names, got by name).
+    pub secrets: Vec<Located<SecretKeys>>,
     /// The mesh configuration (`--mesh-config`, or the `istio` ConfigMap's `mesh` key).
     pub mesh_config: Option<serde_json::Value>,
     /// Which kinds are present at all. An analyzer whose inputs are missing is skipped, and
@@ -161,7 +206,44 @@ pub struct Snapshot {
     pub unavailable: BTreeMap<&'static str, String>,
 }
 
+/// The labels of a pod that exists or that a workload will create.
+#[derive(Debug)]
+pub struct PodLabels<'a> {
+    pub namespace: &'a str,
+    pub labels: &'a BTreeMap<String, String>,
+    /// The pod's name, or `None` for a workload's template.
+    pub pod: Option<&'a str>,
+}
+
 impl Snapshot {
+    /// The label sets of every pod and of every workload's pod template, so that a selector
+    /// over manifests with Deployments and no Pods still finds its workloads. ReplicaSets owned
+    /// by a Deployment are left out (the Deployment's template is the same).
+    pub fn pod_labels(&self) -> Vec<PodLabels<'_>> {
+        static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+        let pods = self.pods.iter().map(|p| PodLabels {
+            namespace: p.object.namespace().unwrap_or(""),
+            labels: p.object.metadata.labels.as_ref().unwrap_or(&EMPTY),
+            pod: Some(p.object.name()),
+        });
+        let templates = self
+            .workloads
+            .iter()
+            .filter(|w| w.object.owner.is_none())
+            .map(|w| PodLabels {
+                namespace: w.object.namespace().unwrap_or(""),
+                labels: w
+                    .object
+                    .template
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.labels.as_ref())
+                    .unwrap_or(&EMPTY),
+                pod: None,
+            });
+        pods.chain(templates).collect()
+    }
+
     /// The namespace object with this name, if it is in the snapshot.
     pub fn namespace(&self, name: &str) -> Option<&Located<Namespace>> {
         self.namespaces.iter().find(|n| n.object.name() == name)
@@ -181,6 +263,9 @@ impl Snapshot {
         self.endpoint_slices.extend(other.endpoint_slices);
         self.network_policies.extend(other.network_policies);
         self.proxy_configs.extend(other.proxy_configs);
+        self.config.extend(other.config);
+        self.secrets.extend(other.secrets);
+        self.nodes.extend(other.nodes);
         if other.mesh_config.is_some() {
             self.mesh_config = other.mesh_config;
         }

@@ -12,7 +12,10 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::formats::yaml::{self, Document, LineTree};
-use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
+use crate::istio::config::is_config_kind;
+use crate::kube::snapshot::{
+    ConfigObject, Located, Origin, SYSTEM_NAMESPACES, SecretKeys, Snapshot, Workload, WorkloadKind,
+};
 
 /// How to read files.
 #[derive(Clone, Debug, Default)]
@@ -243,7 +246,10 @@ fn add_object(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let namespaced = !matches!(kind.as_str(), "Namespace" | "MutatingWebhookConfiguration");
+    let namespaced = !matches!(
+        kind.as_str(),
+        "Namespace" | "MutatingWebhookConfiguration" | "Node"
+    );
     if namespaced {
         default_namespace(&mut value, options.default_namespace.as_deref());
     }
@@ -294,6 +300,15 @@ fn add_object(
             })
         }
         "MeshConfig" => snapshot.mesh_config = Some(value),
+        "Node" if api_version == "v1" => snapshot.nodes.push(typed(value, origin, &at)?),
+        "Secret" if api_version == "v1" => snapshot.secrets.push(Located {
+            object: secret_keys(&value, &at)?,
+            origin,
+        }),
+        k if is_config_kind(&api_version, k) => snapshot.config.push(Located {
+            object: config_object(value, &at)?,
+            origin,
+        }),
         other => match WorkloadKind::parse(other) {
             Some(kind) if api_version.starts_with("apps/") || api_version.starts_with("batch/") => {
                 let object = workload(kind, value).map_err(|message| Error::Parse {
@@ -341,6 +356,60 @@ fn typed<T: DeserializeOwned>(value: Value, origin: Origin, at: &str) -> Result<
             location: at.to_string(),
             message: format!("invalid {kind}: {e}"),
         })
+}
+
+/// An Istio config resource: metadata typed, the spec kept for the Istio layer to read.
+fn config_object(mut value: Value, at: &str) -> Result<ConfigObject> {
+    let str_of =
+        |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let kind = str_of(&value, "kind");
+    let metadata: ObjectMeta = serde_json::from_value(
+        value.get("metadata").cloned().unwrap_or_default(),
+    )
+    .map_err(|e| Error::Parse {
+        location: at.to_string(),
+        message: format!("invalid {kind} metadata: {e}"),
+    })?;
+    Ok(ConfigObject {
+        api_version: str_of(&value, "apiVersion"),
+        spec: value
+            .get_mut("spec")
+            .map(Value::take)
+            .unwrap_or(Value::Null),
+        status: value
+            .get_mut("status")
+            .map(Value::take)
+            .unwrap_or(Value::Null),
+        kind,
+        metadata,
+    })
+}
+
+/// A Secret's type and key names; the values are dropped here.
+fn secret_keys(value: &Value, at: &str) -> Result<SecretKeys> {
+    let metadata: ObjectMeta = serde_json::from_value(
+        value.get("metadata").cloned().unwrap_or_default(),
+    )
+    .map_err(|e| Error::Parse {
+        location: at.to_string(),
+        message: format!("invalid Secret metadata: {e}"),
+    })?;
+    let mut keys: Vec<String> = ["data", "stringData"]
+        .iter()
+        .filter_map(|k| value.get(*k).and_then(Value::as_object))
+        .flat_map(|m| m.keys().cloned())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    Ok(SecretKeys {
+        metadata,
+        type_: value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("Opaque")
+            .to_string(),
+        keys,
+    })
 }
 
 /// Reads a workload leniently: only metadata, replicas, selector and the pod template matter,

@@ -20,7 +20,6 @@ use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
 use crate::source::files::{self, FileOptions};
-use analyzers::ANALYZERS;
 
 const AFTER_HELP: &str = concat!(
     "\
@@ -143,12 +142,13 @@ fn target(args: &AnalyzeArgs, global: &Global, files: &[String], live: bool) -> 
 pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
     if args.list_analyzers {
         let mut out = String::new();
-        for a in ANALYZERS {
+        for a in analyzers::all() {
             out.push_str(&format!(
-                "* {}:\n    {} ({})\n",
+                "* {}:\n    {} ({})\n    reads: {}\n",
                 a.name,
                 a.description,
-                a.codes.join(", ")
+                a.codes.join(", "),
+                a.needs.join(", ")
             ));
         }
         out.push_str(&format!(
@@ -161,8 +161,8 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
         return Ok(exit::OK);
     }
     for name in &args.analyzer {
-        if !ANALYZERS.iter().any(|a| a.name == name) && name != analyzers::runtime::NAME {
-            let mut known: Vec<&str> = ANALYZERS.iter().map(|a| a.name).collect();
+        if analyzers::find(name).is_none() && name != analyzers::runtime::NAME {
+            let mut known: Vec<&str> = analyzers::all().map(|a| a.name).collect();
             known.push(analyzers::runtime::NAME);
             return Err(Error::Usage(format!(
                 "unknown analyzer {name:?}; known analyzers: {}",

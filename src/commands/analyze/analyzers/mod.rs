@@ -1,16 +1,39 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
 pub mod control_plane;
+pub mod destinationrule;
+pub mod envoyfilter;
+pub mod gateway;
 pub mod injection;
+pub mod istio_table;
 pub mod multicluster;
 pub mod port_names;
 pub mod proxy_image;
 pub mod revisions;
 pub mod runtime;
+pub mod schema;
+pub mod serviceentry;
+pub mod sidecar;
+pub mod virtualservice;
 
 use crate::findings::report;
 use crate::findings::{Finding, Report};
+use crate::istio::config::Config;
 use crate::kube::snapshot::Snapshot;
+
+/// What the analyzers of Istio's config kinds read: the snapshot and its config resources,
+/// typed once for all of them.
+pub struct Input<'a> {
+    pub snapshot: &'a Snapshot,
+    pub config: Config<'a>,
+}
+
+/// An analyzer's function: over the snapshot alone, or over the snapshot and its typed config.
+#[derive(Clone, Copy)]
+pub enum Run {
+    Snapshot(fn(&Snapshot, &mut Vec<Finding>)),
+    Config(fn(&Input, &mut Vec<Finding>)),
+}
 
 /// One analyzer: a name (for `-v` and `--analyzer`), the codes it emits, and the function.
 pub struct Analyzer {
@@ -19,11 +42,11 @@ pub struct Analyzer {
     pub codes: &'static [&'static str],
     /// Snapshot kinds it needs; when one is unavailable (RBAC), the analyzer is skipped.
     pub needs: &'static [&'static str],
-    pub run: fn(&Snapshot, &mut Vec<Finding>),
+    pub run: Run,
 }
 
-/// Every analyzer, in the order they run.
-pub const ANALYZERS: &[Analyzer] = &[
+/// Every analyzer of mesh-doctor's own, in the order they run (then [`istio_table::ANALYZERS`]).
+pub const OWN_ANALYZERS: &[Analyzer] = &[
     Analyzer {
         name: "injection",
         description: "Namespaces and pods that are (not) enabled for sidecar injection",
@@ -31,21 +54,21 @@ pub const ANALYZERS: &[Analyzer] = &[
             "IST0102", "IST0103", "IST0123", "IST0148", "MD0103", "MD0204",
         ],
         needs: &["namespaces", "pods"],
-        run: injection::analyze,
+        run: Run::Snapshot(injection::analyze),
     },
     Analyzer {
         name: "proxy-image",
         description: "Proxy images that differ from the injector's current image",
         codes: &["IST0158"],
         needs: &["namespaces", "pods", "configmaps"],
-        run: proxy_image::analyze,
+        run: Run::Snapshot(proxy_image::analyze),
     },
     Analyzer {
         name: "port-names",
         description: "Service ports whose protocol Istio cannot tell",
         codes: &["IST0118", "IST0150"],
         needs: &["services"],
-        run: port_names::analyze,
+        run: Run::Snapshot(port_names::analyze),
     },
     Analyzer {
         name: "istiod-availability",
@@ -57,7 +80,7 @@ pub const ANALYZERS: &[Analyzer] = &[
             "poddisruptionbudgets",
             "namespaces",
         ],
-        run: control_plane::availability,
+        run: Run::Snapshot(control_plane::availability),
     },
     Analyzer {
         name: "webhook-endpoints",
@@ -68,29 +91,55 @@ pub const ANALYZERS: &[Analyzer] = &[
             "endpointslices",
             "namespaces",
         ],
-        run: control_plane::endpoints,
+        run: Run::Snapshot(control_plane::endpoints),
     },
     Analyzer {
         name: "webhook-failures",
         description: "FailedCreate events caused by an injection webhook",
         codes: &["MD0203"],
         needs: &["events"],
-        run: control_plane::failed_creates,
+        run: Run::Snapshot(control_plane::failed_creates),
     },
     Analyzer {
         name: "cluster-id",
         description: "Clusters analysed together (--context repeated) that share a CLUSTER_ID",
         codes: &["MD0205"],
         needs: &["deployments", "pods"],
-        run: multicluster::analyze,
+        run: Run::Snapshot(multicluster::analyze),
     },
 ];
 
-/// Runs the analyzers (all, or those named in `only`) over a snapshot.
+/// Every analyzer: ours, then those of Istio's config kinds.
+pub fn all() -> impl Iterator<Item = &'static Analyzer> {
+    OWN_ANALYZERS.iter().chain(istio_table::ANALYZERS.iter())
+}
+
+/// Istio's names of the analyzers that have a name of ours (`istioctl analyze --list-analyzers`).
+pub const ISTIO_NAMES: &[(&str, &str)] = &[
+    ("injection.Analyzer", "injection"),
+    ("injection.ImageAnalyzer", "proxy-image"),
+    ("service.PortNameAnalyzer", "port-names"),
+];
+
+/// The analyzer a name given to `--analyzer` means: ours, or Istio's name for it.
+pub fn find(name: &str) -> Option<&'static Analyzer> {
+    let name = ISTIO_NAMES
+        .iter()
+        .find(|(istio, _)| *istio == name)
+        .map_or(name, |(_, ours)| ours);
+    all().find(|a| a.name == name)
+}
+
+/// Runs the analyzers (all, or those named in `only`, by our name or Istio's) over a snapshot.
 pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
     let mut report = Report::default();
-    for analyzer in ANALYZERS {
-        if !only.is_empty() && !only.iter().any(|n| n == analyzer.name) {
+    let selected: Vec<&str> = only
+        .iter()
+        .filter_map(|n| find(n).map(|a| a.name))
+        .collect();
+    let mut input: Option<Input> = None;
+    for analyzer in all() {
+        if !only.is_empty() && !selected.contains(&analyzer.name) {
             continue;
         }
         if let Some((kind, reason)) = analyzer
@@ -104,7 +153,16 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
             });
             continue;
         }
-        (analyzer.run)(snapshot, &mut report.findings);
+        match analyzer.run {
+            Run::Snapshot(run) => run(snapshot, &mut report.findings),
+            Run::Config(run) => {
+                let input = input.get_or_insert_with(|| Input {
+                    snapshot,
+                    config: Config::of(snapshot),
+                });
+                run(input, &mut report.findings)
+            }
+        }
     }
     report.sort_and_dedup();
     report

@@ -1,0 +1,140 @@
+//! Istio's `destinationrule.*` analyzers: TLS origination without server verification
+//! (IST0128, IST0129), subsets that select no pod and hosts that name no service (IST0173,
+//! IST0174). Subsets match pods and the pods that workload templates will create.
+
+use std::collections::BTreeMap;
+
+use super::Input;
+use crate::findings::messages::{self, Arg};
+use crate::findings::{Finding, ResourceRef};
+use crate::istio::config::host::ServiceHosts;
+use crate::kube::selector::labels_match;
+use crate::kube::snapshot::Object;
+
+use super::virtualservice::full_name;
+
+/// `destinationrule.CaCertificateAnalyzer`.
+pub fn ca_certificates(input: &Input, out: &mut Vec<Finding>) {
+    for dr in &input.config.destination_rules {
+        let name = full_name(dr.namespace(), dr.name());
+        let selected = dr.spec.workload_selector.is_some();
+        let Some(policy) = &dr.spec.traffic_policy else {
+            continue;
+        };
+        let unverified = |tls: &crate::istio::config::ClientTls| {
+            matches!(tls.mode.as_str(), "SIMPLE" | "MUTUAL")
+                && tls.ca_certificates.is_empty()
+                && !(!tls.credential_name.is_empty() && selected)
+        };
+        if let Some(tls) = &policy.tls
+            && unverified(tls)
+        {
+            out.push(Finding::new(
+                messages::IST0128,
+                Some(
+                    ResourceRef::of(dr.resource)
+                        .at_field(dr.resource, "spec.trafficPolicy.tls.mode"),
+                ),
+                &[
+                    Arg::from(&name),
+                    dr.namespace().into(),
+                    Arg::from(&tls.mode),
+                    Arg::from(&dr.spec.host),
+                ],
+            ));
+        }
+        for (i, p) in policy.port_level_settings.iter().enumerate() {
+            if let Some(tls) = &p.tls
+                && unverified(tls)
+            {
+                let port = p
+                    .port
+                    .as_ref()
+                    .map(|p| format!("number:{}", p.number))
+                    .unwrap_or_else(|| "<nil>".to_string());
+                out.push(Finding::new(
+                    messages::IST0129,
+                    Some(ResourceRef::of(dr.resource).at_field(
+                        dr.resource,
+                        &format!("spec.trafficPolicy.portLevelSettings[{i}].tls.mode"),
+                    )),
+                    &[
+                        Arg::from(&name),
+                        dr.namespace().into(),
+                        Arg::from(&tls.mode),
+                        Arg::from(&dr.spec.host),
+                        port.into(),
+                    ],
+                ));
+            }
+        }
+    }
+}
+
+const REGION: &str = "topology.kubernetes.io/region";
+const ZONE: &str = "topology.kubernetes.io/zone";
+const SUBZONE: &str = "topology.istio.io/subzone";
+const HOSTNAME: &str = "kubernetes.io/hostname";
+
+/// `destinationrule.SubsetSelectPodAnalyzer`.
+pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
+    let hosts = ServiceHosts::new(input.snapshot, &input.config);
+    // A pod's labels with the ones Istio adds from its node (locality, hostname).
+    let node_labels: BTreeMap<&str, &BTreeMap<String, String>> = input
+        .snapshot
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.object.name(), n.object.metadata.labels.as_ref()?)))
+        .collect();
+    let mut label_sets: Vec<BTreeMap<String, String>> = Vec::new();
+    for pod in &input.snapshot.pods {
+        let mut labels = pod.object.metadata.labels.clone().unwrap_or_default();
+        let node = pod
+            .object
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.as_deref())
+            .unwrap_or("");
+        if let Some(n) = node_labels.get(node) {
+            for key in [REGION, ZONE, SUBZONE] {
+                if let Some(v) = n.get(key).filter(|v| !v.is_empty()) {
+                    labels.insert(key.to_string(), v.clone());
+                }
+            }
+        }
+        if !node.is_empty() {
+            labels.insert(HOSTNAME.to_string(), node.to_string());
+        }
+        label_sets.push(labels);
+    }
+    for w in input
+        .snapshot
+        .pod_labels()
+        .iter()
+        .filter(|p| p.pod.is_none())
+    {
+        label_sets.push(w.labels.clone());
+    }
+    for dr in &input.config.destination_rules {
+        let Some(target) = hosts.destination(dr.namespace(), &dr.spec.export_to, &dr.spec.host)
+        else {
+            out.push(Finding::new(
+                messages::IST0174,
+                Some(ResourceRef::of(dr.resource)),
+                &[Arg::from(&dr.spec.host)],
+            ));
+            continue;
+        };
+        for subset in &dr.spec.subsets {
+            let mut selector = target.workload_selector.cloned().unwrap_or_default();
+            selector.extend(subset.labels.clone());
+            if !label_sets.iter().any(|l| labels_match(&selector, l)) {
+                out.push(Finding::new(
+                    messages::IST0173,
+                    Some(ResourceRef::of(dr.resource)),
+                    &[Arg::from(&subset.name)],
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The analyzers of Istio's config kinds, under Istio's names (as `istioctl analyze
+//! --list-analyzers` prints them), with Istio's codes.
+
+use super::{Analyzer, Run};
+use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
+
+/// Every analyzer of Istio's config kinds, in the order they run.
+pub const ANALYZERS: &[Analyzer] = &[
+    Analyzer {
+        name: "schema.ValidationAnalyzer.VirtualService",
+        description: "Validates VirtualServices as Istio's webhook would, with unreachable rules and ineffective matches",
+        codes: &["IST0106", "IST0130", "IST0131"],
+        needs: &["virtualservices"],
+        run: Run::Config(schema::virtual_services),
+    },
+    Analyzer {
+        name: "schema.Decode",
+        description: "Istio config whose spec does not fit Istio's schema (a string where a list belongs...)",
+        codes: &["IST0106"],
+        needs: &[],
+        run: Run::Config(schema::invalid),
+    },
+    Analyzer {
+        name: "virtualservice.DestinationHostAnalyzer",
+        description: "Checks the destination hosts associated with each virtual service",
+        codes: &["IST0101", "IST0112", "IST0140"],
+        needs: &["virtualservices", "serviceentries", "services"],
+        run: Run::Config(virtualservice::destination_hosts),
+    },
+    Analyzer {
+        name: "virtualservice.DestinationRuleAnalyzer",
+        description: "Checks the destination rules associated with each virtual service",
+        codes: &["IST0101"],
+        needs: &["virtualservices", "destinationrules"],
+        run: Run::Config(virtualservice::destination_rules),
+    },
+    Analyzer {
+        name: "virtualservice.GatewayAnalyzer",
+        description: "Checks the gateways associated with each virtual service",
+        codes: &["IST0101", "IST0132", "IST0165"],
+        needs: &["virtualservices", "gateways"],
+        run: Run::Config(virtualservice::gateways),
+    },
+    Analyzer {
+        name: "virtualservice.ConflictingMeshGatewayHostsAnalyzer",
+        description: "Checks if multiple virtual services associated with the mesh gateway have conflicting hosts",
+        codes: &["IST0109"],
+        needs: &["virtualservices"],
+        run: Run::Config(virtualservice::conflicting_mesh_gateway_hosts),
+    },
+    Analyzer {
+        name: "virtualservice.JWTClaimRouteAnalyzer",
+        description: "Checks the VirtualService using JWT claim based routing has corresponding RequestAuthentication",
+        codes: &["IST0149"],
+        needs: &[
+            "virtualservices",
+            "requestauthentications",
+            "gateways",
+            "pods",
+        ],
+        run: Run::Config(virtualservice::jwt_claim_route),
+    },
+    Analyzer {
+        name: "destinationrule.CaCertificateAnalyzer",
+        description: "Checks if caCertificates is set when TLS mode is SIMPLE/MUTUAL",
+        codes: &["IST0128", "IST0129"],
+        needs: &["destinationrules"],
+        run: Run::Config(destinationrule::ca_certificates),
+    },
+    Analyzer {
+        name: "destinationrule.SubsetSelectPodAnalyzer",
+        description: "Checks if pods (and workload templates) are selected by subsets in destination rules",
+        codes: &["IST0173", "IST0174"],
+        needs: &["destinationrules", "pods", "services", "serviceentries"],
+        run: Run::Config(destinationrule::subset_select_pods),
+    },
+    Analyzer {
+        name: "gateway.IngressGatewayPortAnalyzer",
+        description: "Checks a gateway's ports against the gateway's Kubernetes service ports",
+        codes: &["IST0101", "IST0162"],
+        needs: &["gateways", "pods", "services"],
+        run: Run::Config(gateway::ingress_gateway_ports),
+    },
+    Analyzer {
+        name: "gateway.SecretAnalyzer",
+        description: "Checks a gateway's referenced secrets for correctness",
+        codes: &["IST0101", "IST0161"],
+        needs: &["gateways", "pods", "secrets"],
+        run: Run::Config(gateway::secrets),
+    },
+    Analyzer {
+        name: "gateway.ConflictingGatewayAnalyzer",
+        description: "Checks a gateway's selector, port number and hosts",
+        codes: &["IST0101", "IST0145"],
+        needs: &["gateways", "pods"],
+        run: Run::Config(gateway::conflicting_gateways),
+    },
+    Analyzer {
+        name: "gateway.CertificateAnalyzer",
+        description: "Checks a gateway certificate",
+        codes: &["IST0138"],
+        needs: &["gateways"],
+        run: Run::Config(gateway::certificates),
+    },
+    Analyzer {
+        name: "serviceentry.Analyzer",
+        description: "Checks the validity of ServiceEntry",
+        codes: &["IST0134"],
+        needs: &["serviceentries"],
+        run: Run::Config(serviceentry::protocol_addresses),
+    },
+    Analyzer {
+        name: "serviceentry.ConflictingServiceEntryProtocolAnalyzer",
+        description: "Checks if multiple ServiceEntries define the same host and port with different protocols",
+        codes: &["IST0177"],
+        needs: &["serviceentries"],
+        run: Run::Config(serviceentry::conflicting_protocols),
+    },
+    Analyzer {
+        name: "sidecar.SelectorAnalyzer",
+        description: "Validates that sidecars that define a workload selector match at least one pod (or workload template), and that there aren't multiple sidecar resources that select overlapping pods",
+        codes: &["IST0101", "IST0110", "IST0111", "IST0167"],
+        needs: &["sidecars", "pods", "namespaces"],
+        run: Run::Config(sidecar::selectors),
+    },
+    Analyzer {
+        name: "envoyfilter.EnvoyPatchAnalyzer",
+        description: "Checks an envoyFilters",
+        codes: &["IST0151", "IST0152", "IST0153", "IST0154", "IST0155"],
+        needs: &["envoyfilters"],
+        run: Run::Config(envoyfilter::patches),
+    },
+];

@@ -1,0 +1,133 @@
+//! Istio's config resources (`networking.istio.io`): which kinds and versions exist, their
+//! typed specs ([`types`]), the snapshot's config objects read into those types once
+//! ([`Config::of`]), and the host rules the analyzers share ([`host`]).
+
+pub mod host;
+pub mod types;
+
+use serde::de::DeserializeOwned;
+
+use crate::kube::snapshot::{ConfigObject, Located, Object, Snapshot};
+
+pub use types::*;
+
+/// The API group of the traffic-management kinds.
+pub const NETWORKING_GROUP: &str = "networking.istio.io";
+
+/// The versions of that group whose documents are read (the same schema in all three).
+pub const NETWORKING_VERSIONS: &[&str] = &["v1", "v1beta1", "v1alpha3"];
+
+/// The traffic-management kinds read from files and listed live. `ProxyConfig`
+/// (`networking.istio.io/v1beta1`) is read separately, for the proxy-image analyzer.
+pub const CONFIG_KINDS: &[&str] = &[
+    "VirtualService",
+    "DestinationRule",
+    "Gateway",
+    "ServiceEntry",
+    "Sidecar",
+    "EnvoyFilter",
+    "WorkloadEntry",
+    "WorkloadGroup",
+];
+
+/// The security kinds read (`security.istio.io` v1 and v1beta1): the JWT claim route analyzer
+/// needs RequestAuthentications.
+pub const SECURITY_GROUP: &str = "security.istio.io";
+pub const SECURITY_VERSIONS: &[&str] = &["v1", "v1beta1"];
+pub const SECURITY_KINDS: &[&str] = &["RequestAuthentication"];
+
+/// Every (group, versions, kind) read from files and listed live.
+pub fn groups() -> [(
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+); 2] {
+    [
+        (NETWORKING_GROUP, NETWORKING_VERSIONS, CONFIG_KINDS),
+        (SECURITY_GROUP, SECURITY_VERSIONS, SECURITY_KINDS),
+    ]
+}
+
+/// True for `networking.istio.io/<v1|v1beta1|v1alpha3>` and a kind of [`CONFIG_KINDS`], or a
+/// security kind of [`SECURITY_KINDS`].
+pub fn is_config_kind(api_version: &str, kind: &str) -> bool {
+    let Some((group, version)) = api_version.split_once('/') else {
+        return false;
+    };
+    groups().iter().any(|(g, versions, kinds)| {
+        *g == group && versions.contains(&version) && kinds.contains(&kind)
+    })
+}
+
+/// One config resource with its spec read into `T`.
+#[derive(Debug)]
+pub struct Typed<'a, T> {
+    pub resource: &'a Located<ConfigObject>,
+    pub spec: T,
+}
+
+impl<T> Typed<'_, T> {
+    pub fn name(&self) -> &str {
+        self.resource.object.name()
+    }
+    /// The namespace, `""` for none (Istio's analyzers then use the empty namespace too).
+    pub fn namespace(&self) -> &str {
+        self.resource.object.namespace().unwrap_or("")
+    }
+}
+
+/// The snapshot's config resources, typed. A spec that does not fit the type (a string where a
+/// list belongs) is in `invalid` with serde's reason, and in no typed list.
+#[derive(Debug, Default)]
+pub struct Config<'a> {
+    pub virtual_services: Vec<Typed<'a, VirtualService>>,
+    pub destination_rules: Vec<Typed<'a, DestinationRule>>,
+    pub gateways: Vec<Typed<'a, Gateway>>,
+    pub service_entries: Vec<Typed<'a, ServiceEntry>>,
+    pub sidecars: Vec<Typed<'a, Sidecar>>,
+    pub envoy_filters: Vec<Typed<'a, EnvoyFilter>>,
+    pub workload_entries: Vec<Typed<'a, WorkloadEntry>>,
+    pub workload_groups: Vec<Typed<'a, WorkloadGroup>>,
+    pub request_authentications: Vec<Typed<'a, RequestAuthentication>>,
+    pub invalid: Vec<(&'a Located<ConfigObject>, String)>,
+}
+
+impl<'a> Config<'a> {
+    /// Reads every config object of the snapshot into its type.
+    pub fn of(snapshot: &'a Snapshot) -> Self {
+        let mut config = Config::default();
+        for resource in &snapshot.config {
+            let kind = resource.object.kind.as_str();
+            let result = match kind {
+                "VirtualService" => typed(resource).map(|t| config.virtual_services.push(t)),
+                "DestinationRule" => typed(resource).map(|t| config.destination_rules.push(t)),
+                "Gateway" => typed(resource).map(|t| config.gateways.push(t)),
+                "ServiceEntry" => typed(resource).map(|t| config.service_entries.push(t)),
+                "Sidecar" => typed(resource).map(|t| config.sidecars.push(t)),
+                "EnvoyFilter" => typed(resource).map(|t| config.envoy_filters.push(t)),
+                "WorkloadEntry" => typed(resource).map(|t| config.workload_entries.push(t)),
+                "WorkloadGroup" => typed(resource).map(|t| config.workload_groups.push(t)),
+                "RequestAuthentication" => {
+                    typed(resource).map(|t| config.request_authentications.push(t))
+                }
+                _ => Ok(()),
+            };
+            if let Err(reason) = result {
+                config.invalid.push((resource, reason));
+            }
+        }
+        config
+    }
+}
+
+fn typed<'a, T: DeserializeOwned>(
+    resource: &'a Located<ConfigObject>,
+) -> Result<Typed<'a, T>, String> {
+    let spec = if resource.object.spec.is_null() {
+        serde_json::from_value(serde_json::Value::Object(Default::default()))
+    } else {
+        T::deserialize(&resource.object.spec)
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(Typed { resource, spec })
+}

@@ -1,0 +1,290 @@
+//! Istio's `networking.istio.io` resources, reduced to the fields the analyzers read. Every
+//! struct takes its defaults for missing fields and ignores unknown ones, so a newer Istio API
+//! (or a field mesh-doctor does not read) never stops the analysis. Field names are Istio's.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+pub type Labels = BTreeMap<String, String>;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VirtualService {
+    pub hosts: Vec<String>,
+    pub gateways: Vec<String>,
+    pub http: Vec<HttpRoute>,
+    pub tls: Vec<TlsRoute>,
+    pub tcp: Vec<TcpRoute>,
+    pub export_to: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HttpRoute {
+    pub name: String,
+    #[serde(rename = "match")]
+    pub matches: Vec<HttpMatch>,
+    pub route: Vec<RouteDestination>,
+    pub redirect: Option<Value>,
+    pub direct_response: Option<Value>,
+    pub delegate: Option<Value>,
+    pub rewrite: Option<Value>,
+    pub mirror: Option<Destination>,
+    pub mirrors: Vec<MirrorPolicy>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HttpMatch {
+    pub name: String,
+    pub uri: Option<StringMatch>,
+    pub scheme: Option<StringMatch>,
+    pub method: Option<StringMatch>,
+    pub authority: Option<StringMatch>,
+    pub headers: BTreeMap<String, StringMatch>,
+    pub without_headers: BTreeMap<String, StringMatch>,
+    pub query_params: BTreeMap<String, StringMatch>,
+    pub port: u32,
+    pub source_labels: Labels,
+    pub gateways: Vec<String>,
+    pub ignore_uri_case: bool,
+    pub source_namespace: String,
+    pub stat_prefix: String,
+}
+
+/// One of `exact`, `prefix`, `regex` (an empty match when none is set).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct StringMatch {
+    pub exact: Option<String>,
+    pub prefix: Option<String>,
+    pub regex: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RouteDestination {
+    pub destination: Option<Destination>,
+    pub weight: i32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MirrorPolicy {
+    pub destination: Option<Destination>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Destination {
+    pub host: String,
+    pub subset: String,
+    pub port: Option<PortSelector>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PortSelector {
+    pub number: u32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct TlsRoute {
+    #[serde(rename = "match")]
+    pub matches: Vec<L4Match>,
+    pub route: Vec<RouteDestination>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct TcpRoute {
+    #[serde(rename = "match")]
+    pub matches: Vec<L4Match>,
+    pub route: Vec<RouteDestination>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct L4Match {
+    pub sni_hosts: Vec<String>,
+    pub destination_subnets: Vec<String>,
+    pub port: u32,
+    pub source_labels: Labels,
+    pub gateways: Vec<String>,
+    pub source_namespace: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct DestinationRule {
+    pub host: String,
+    pub traffic_policy: Option<TrafficPolicy>,
+    pub subsets: Vec<Subset>,
+    pub export_to: Vec<String>,
+    pub workload_selector: Option<WorkloadSelector>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct TrafficPolicy {
+    pub tls: Option<ClientTls>,
+    pub port_level_settings: Vec<PortTrafficPolicy>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PortTrafficPolicy {
+    pub port: Option<PortSelector>,
+    pub tls: Option<ClientTls>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ClientTls {
+    pub mode: String,
+    pub ca_certificates: String,
+    pub credential_name: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Subset {
+    pub name: String,
+    pub labels: Labels,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadSelector {
+    pub labels: Labels,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Gateway {
+    pub servers: Vec<Server>,
+    /// `None` when the field is absent (Istio then selects every workload); an empty map selects
+    /// every workload too.
+    pub selector: Option<Labels>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Server {
+    pub port: Option<GatewayPort>,
+    pub hosts: Vec<String>,
+    pub tls: Option<ServerTls>,
+    pub bind: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct GatewayPort {
+    pub number: u32,
+    pub protocol: String,
+    pub name: String,
+    pub target_port: u32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ServerTls {
+    pub mode: String,
+    pub credential_name: String,
+    pub credential_names: Vec<String>,
+    pub server_certificate: String,
+    pub private_key: String,
+    pub ca_certificates: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ServiceEntry {
+    pub hosts: Vec<String>,
+    pub addresses: Vec<String>,
+    pub ports: Vec<ServicePort>,
+    pub location: String,
+    pub resolution: String,
+    pub export_to: Vec<String>,
+    pub workload_selector: Option<WorkloadSelector>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ServicePort {
+    pub number: u32,
+    pub protocol: String,
+    pub name: String,
+    pub target_port: u32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Sidecar {
+    pub workload_selector: Option<WorkloadSelector>,
+    pub egress: Vec<Value>,
+    pub ingress: Vec<Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct EnvoyFilter {
+    pub workload_selector: Option<WorkloadSelector>,
+    pub config_patches: Vec<EnvoyConfigPatch>,
+    pub priority: i32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct EnvoyConfigPatch {
+    pub apply_to: String,
+    #[serde(rename = "match")]
+    pub matches: Option<Value>,
+    pub patch: Option<Patch>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Patch {
+    pub operation: String,
+    pub value: Option<Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadEntry {
+    pub address: String,
+    pub labels: Labels,
+    pub ports: BTreeMap<String, u32>,
+    pub network: String,
+    pub service_account: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadGroup {
+    pub metadata: Option<WorkloadGroupMeta>,
+    pub template: Option<WorkloadEntry>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkloadGroupMeta {
+    pub labels: Labels,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RequestAuthentication {
+    pub selector: MatchLabels,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MatchLabels {
+    pub match_labels: Labels,
+}
