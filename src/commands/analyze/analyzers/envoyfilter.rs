@@ -36,7 +36,7 @@ fn report(
         kind,
         Some(ResourceRef::of(ef.resource).at_field(
             ef.resource,
-            &format!("spec.configPatches[{index}].patch.operation"),
+            &format!("spec.configPatches[{index}].patch.value"),
         )),
         &[],
     ));

@@ -53,10 +53,7 @@ impl RouteDestination<'_> {
     fn path(&self) -> String {
         match self.rule {
             "http.mirror" => format!("spec.http[{}].mirror.host", self.service),
-            "http.mirrors" => format!(
-                "spec.http[{}].mirrors[{}].destination.host",
-                self.service, self.index
-            ),
+            "http.mirrors" => format!("spec.http[{}].mirrors[{}].host", self.service, self.index),
             rule => format!(
                 "spec.{rule}[{}].route[{}].destination.host",
                 self.service, self.index
@@ -64,6 +61,12 @@ impl RouteDestination<'_> {
         }
     }
 }
+
+static NO_DESTINATION: Destination = Destination {
+    host: String::new(),
+    subset: String::new(),
+    port: None,
+};
 
 fn route_destinations(vs: &VirtualService) -> Vec<RouteDestination<'_>> {
     fn push<'v>(
@@ -73,14 +76,13 @@ fn route_destinations(vs: &VirtualService) -> Vec<RouteDestination<'_>> {
         service: usize,
     ) {
         for (index, r) in routes.iter().enumerate() {
-            if let Some(destination) = &r.destination {
-                out.push(RouteDestination {
-                    rule,
-                    service,
-                    index,
-                    destination,
-                });
-            }
+            // A route without a destination names the empty host, as in Istio.
+            out.push(RouteDestination {
+                rule,
+                service,
+                index,
+                destination: r.destination.as_ref().unwrap_or(&NO_DESTINATION),
+            });
         }
     }
     let mut out = Vec::new();
