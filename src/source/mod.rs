@@ -2,3 +2,4 @@
 
 pub mod files;
 pub mod live;
+pub mod live_config;

@@ -1,0 +1,235 @@
+//! The live source for Istio's config kinds: which of them the cluster serves (discovery),
+//! one paginated list per served kind for the scope, and the Secrets Gateways name (got by
+//! name, never listed; type and key names only).
+//!
+//! A kind whose CRD is not installed is skipped quietly (there is nothing to analyse); a list
+//! RBAC forbids goes into `Snapshot::unavailable`, so the analyzers that need it are skipped and
+//! the report says so.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Node, Secret};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::discovery::Discovery;
+
+use super::live::{Cluster, ListError, classify};
+use crate::istio::config::{self, Gateway};
+use crate::kube::selector::labels_match;
+use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
+
+const PAGE_SIZE: u32 = 500;
+
+/// The name a kind's list has in `Snapshot::unavailable` (and in the analyzers' `needs`).
+pub fn plural(kind: &str) -> &'static str {
+    match kind {
+        "VirtualService" => "virtualservices",
+        "DestinationRule" => "destinationrules",
+        "Gateway" => "gateways",
+        "ServiceEntry" => "serviceentries",
+        "Sidecar" => "sidecars",
+        "EnvoyFilter" => "envoyfilters",
+        "WorkloadEntry" => "workloadentries",
+        "WorkloadGroup" => "workloadgroups",
+        "RequestAuthentication" => "requestauthentications",
+        _ => "istio config",
+    }
+}
+
+/// What was read: the objects, and the kinds that could not be listed with the reason.
+#[derive(Default)]
+pub struct Read {
+    pub objects: Vec<Located<ConfigObject>>,
+    pub unavailable: BTreeMap<&'static str, String>,
+    pub unreachable: Option<String>,
+}
+
+/// Lists every served Istio config kind in the scope.
+pub async fn list(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Read {
+    let mut read = Read::default();
+    let groups: Vec<&str> = config::groups().iter().map(|(g, _, _)| *g).collect();
+    let discovery = match tokio::time::timeout(
+        cluster.timeout,
+        Discovery::new(cluster.client.clone()).filter(&groups).run(),
+    )
+    .await
+    {
+        Err(_) => {
+            read.unreachable = Some(format!("no answer within {:?}", cluster.timeout));
+            return read;
+        }
+        Ok(Err(e)) => {
+            match classify(&e) {
+                ListError::Denied(reason) => {
+                    for (_, _, kinds) in config::groups() {
+                        for kind in kinds {
+                            read.unavailable.insert(plural(kind), reason.clone());
+                        }
+                    }
+                }
+                ListError::Unreachable(reason) => read.unreachable = Some(reason),
+            }
+            return read;
+        }
+        Ok(Ok(d)) => d,
+    };
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+    let mut lists = Vec::new();
+    for (group, versions, kinds) in config::groups() {
+        let Some(api_group) = discovery.get(group) else {
+            continue; // Istio's CRDs are not installed: nothing to read.
+        };
+        for (resource, _) in api_group.recommended_resources() {
+            if kinds.contains(&resource.kind.as_str()) && versions.contains(&resource.version.as_str())
+            {
+                lists.push(resource);
+            }
+        }
+    }
+    let results = futures::future::join_all(
+        lists
+            .iter()
+            .map(|resource| list_kind(cluster, resource, namespace)),
+    )
+    .await;
+    for (resource, result) in lists.iter().zip(results) {
+        match result {
+            Ok(items) => read.objects.extend(items.into_iter().map(|o| Located {
+                object: o,
+                origin: Origin {
+                    cluster: multi.then(|| name.clone()),
+                    ..Origin::default()
+                },
+            })),
+            Err(ListError::Denied(reason)) => {
+                read.unavailable.insert(plural(&resource.kind), reason);
+            }
+            Err(ListError::Unreachable(reason)) => {
+                read.unreachable.get_or_insert(reason);
+            }
+        }
+    }
+    read
+}
+
+async fn list_kind(
+    cluster: &Cluster,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+) -> Result<Vec<ConfigObject>, ListError> {
+    let api: Api<DynamicObject> = match namespace {
+        Some(ns) => Api::namespaced_with(cluster.client.clone(), ns, resource),
+        None => Api::all_with(cluster.client.clone(), resource),
+    };
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        if let Some(t) = &token {
+            params = params.continue_token(t);
+        }
+        let page = tokio::time::timeout(cluster.timeout, api.list(&params))
+            .await
+            .map_err(|_| ListError::Unreachable(format!("no answer within {:?}", cluster.timeout)))?
+            .map_err(|e| classify(&e))?;
+        for mut o in page.items {
+            let take = |key: &str, data: &mut serde_json::Value| {
+                data.get_mut(key)
+                    .map(serde_json::Value::take)
+                    .unwrap_or_default()
+            };
+            items.push(ConfigObject {
+                api_version: resource.api_version.clone(),
+                kind: resource.kind.clone(),
+                spec: take("spec", &mut o.data),
+                status: take("status", &mut o.data),
+                metadata: o.metadata,
+            });
+        }
+        match page.metadata.continue_ {
+            Some(t) if !t.is_empty() => token = Some(t),
+            _ => break,
+        }
+    }
+    Ok(items)
+}
+
+/// Gets the Secrets the snapshot's Gateways name, in the namespace of the workload each
+/// Gateway selects (as Istio resolves `credentialName`), else the Gateway's own. Only the
+/// type and the key names are kept.
+pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    for resource in snapshot.config.iter().filter(|c| c.object.kind == "Gateway") {
+        let Ok(gw) = serde_json::from_value::<Gateway>(resource.object.spec.clone()) else {
+            continue;
+        };
+        let selector = gw.selector.clone().unwrap_or_default();
+        let ns = snapshot
+            .pods
+            .iter()
+            .find(|p| labels_match(&selector, p.object.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+            .and_then(|p| p.object.namespace())
+            .or(resource.object.namespace())
+            .unwrap_or("")
+            .to_string();
+        for server in &gw.servers {
+            let Some(tls) = &server.tls else { continue };
+            if tls.credential_name.is_empty() {
+                continue;
+            }
+            let (ns, name) = match tls.credential_name.split_once('/') {
+                Some((n, s)) => (n.to_string(), s.to_string()),
+                None => (ns.clone(), tls.credential_name.clone()),
+            };
+            if !wanted.contains(&(ns.clone(), name.clone())) {
+                wanted.push((ns, name));
+            }
+        }
+    }
+    for (ns, name) in wanted {
+        let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &ns);
+        match cluster.get_opt(api, &name).await {
+            Ok(Some(secret)) => {
+                let mut keys: Vec<String> = secret
+                    .data
+                    .iter()
+                    .flatten()
+                    .filter(|(_, v)| !v.0.is_empty())
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                keys.sort();
+                snapshot.secrets.push(Located::new(SecretKeys {
+                    metadata: secret.metadata,
+                    type_: secret.type_.unwrap_or_default(),
+                    keys,
+                }));
+            }
+            Ok(None) => {}
+            Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+                snapshot.unavailable.insert("secrets", reason);
+            }
+        }
+    }
+}
+
+/// Lists the Nodes (their labels give pods their locality) when a DestinationRule has subsets.
+pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
+    if !snapshot.config.iter().any(|c| c.object.kind == "DestinationRule") {
+        return;
+    }
+    match cluster.list_cluster::<Node>().await {
+        Ok(items) => {
+            snapshot.nodes = items
+                .into_iter()
+                .map(|mut n| {
+                    // Only the labels matter; drop the rest of the Node.
+                    n.status = None;
+                    Located::new(n)
+                })
+                .collect()
+        }
+        Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+            snapshot.unavailable.insert("nodes", reason);
+        }
+    }
+}
