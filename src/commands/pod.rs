@@ -202,10 +202,7 @@ pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
     }
     let name = pod_name(&args.name)?.to_string();
     let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
-    let namespace = global
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = live::scope_namespace(global, Some(&cluster));
     let options = ProbeOptions {
         direct: args.direct,
         ..ProbeOptions::with_timeout(args.timeout)

@@ -324,7 +324,7 @@ fn scope(args: &ProxyStatusArgs, global: &GlobalArgs, cluster: Option<&Cluster>)
         .unwrap_or(wanted);
     match wanted.rsplit_once('.') {
         Some((_, ns)) if !ns.is_empty() => Some(ns.to_string()),
-        _ => cluster.map(|c| c.default_namespace.clone()),
+        _ => cluster.map(|c| crate::source::live::scope_namespace(global, Some(c))),
     }
 }
 
