@@ -11,8 +11,6 @@ use crate::mesh::sidecar::{self, PROXY_CONTAINER};
 use crate::mesh::syncz::{ProxySync, SyncState, Syncz, TypeStatus};
 use crate::snapshot::Object;
 
-/// A pod younger than this whose proxy is not up yet is STARTING, not NOT CONNECTED.
-pub const STARTUP_GRACE_SECONDS: i64 = 60;
 
 /// The revision label on pods and on istiod.
 const REVISION_LABEL: &str = "istio.io/rev";
@@ -722,7 +720,8 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
         }
         return (RowState::NotRunning, reason);
     }
-    let young = age_seconds(pod, now).is_some_and(|a| a < STARTUP_GRACE_SECONDS);
+    let grace = sidecar::startup_grace_seconds(pod);
+    let young = age_seconds(pod, now).is_some_and(|a| a < grace);
     let age = age_seconds(pod, now)
         .map(|a| format!(" for {}", human_duration(a)))
         .unwrap_or_default();
@@ -824,7 +823,7 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
         .and_then(|s| s.running.as_ref())
         .and_then(|r| r.started_at.as_ref())
         .map(|t| now.as_second() - t.0.as_second());
-    let proxy_young = started.is_some_and(|s| s < STARTUP_GRACE_SECONDS);
+    let proxy_young = started.is_some_and(|s| s < grace) && proxy.restart_count == 0;
     if !proxy.ready {
         let reason = format!(
             "{PROXY_CONTAINER} running{} but not ready: Envoy has no configuration from istiod",

@@ -145,6 +145,33 @@ pub fn pod_context(
                 .collect(),
         ),
     };
+    let istiod_pods = match unknown("pods") {
+        Some(reason) => Lookup::Unknown(reason),
+        None => Lookup::Found(
+            snapshot
+                .pods
+                .iter()
+                .filter(|p| {
+                    same_cluster(&p.origin)
+                        && p.object.namespace() == Some(ISTIO_NAMESPACE)
+                        && p.object.label("app") == Some("istiod")
+                })
+                .map(|p| p.object.clone())
+                .collect(),
+        ),
+    };
+    let mesh_config = match unknown("configmaps") {
+        Some(reason) => Lookup::Unknown(reason),
+        None => snapshot
+            .config_maps
+            .iter()
+            .find(|c| {
+                same_cluster(&c.origin)
+                    && c.object.namespace() == Some(ISTIO_NAMESPACE)
+                    && c.object.name() == "istio"
+            })
+            .map_or(Lookup::Missing, |c| Lookup::Found(c.object.clone())),
+    };
     PodContext {
         namespace: ns,
         webhooks,
@@ -152,6 +179,8 @@ pub fn pod_context(
         istio_namespace: fetched.istio_namespace,
         network_policies: policies,
         root_cert: fetched.root_cert,
+        istiod_pods,
+        mesh_config,
         now,
     }
 }
