@@ -16,7 +16,9 @@ use crate::snapshot::{Located, Object, Snapshot};
 pub const NAME: &str = "sidecar-runtime";
 pub const DESCRIPTION: &str = "Sidecars of injected pods that are not ready, restarting or waiting, probed like `pod NAME` (live clusters only; off with --probe=false)";
 /// The codes it can add (the sidecar runtime family).
-pub const CODES: &[&str] = &["MD0101", "MD0102", "MD0104", "MD0105", "MD0106", "MD0107"];
+pub const CODES: &[&str] = &[
+    "MD0101", "MD0102", "MD0104", "MD0105", "MD0106", "MD0107", "MD0108", "MD0109",
+];
 
 /// Why the pod list flags a pod's istio-proxy.
 #[derive(Clone, Debug, PartialEq, Eq)]
