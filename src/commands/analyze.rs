@@ -41,7 +41,16 @@ Files are read as `kubectl apply -f` reads them: YAML or JSON, several documents
 as the pods they will create after the injection webhook ran; Pods are pods that already exist.
 Unlike istioctl, Pods, Namespaces and Services in files are analysed.
 
+A directory without -R is read at its top level, as kubectl reads it. Input with nothing to
+analyse (an empty file or stdin, no manifest in a directory, only kinds no analyzer reads) is
+exit 65. Documents of kinds no analyzer reads are counted on stderr and in -o json/yaml/sarif.
+Objects without a namespace get -n, else the kubeconfig context's namespace, else `default`.
+
 The default failure threshold is Warning (istioctl's is Error, which never fails on IST0103).
+
+A read or an analyzer that was skipped (RBAC, an error, a timeout) makes the run incomplete:
+it is named on stderr and in -o json/yaml/sarif, the success line is not printed, and unless a
+finding reaches the threshold the exit code is 69 (--allow-incomplete: 0).
 
 On a live cluster, the sidecars of injected pods that the pod list already flags (istio-proxy
 not ready, restarting, or waiting) are probed as `pod NAME` probes them (port-forward to the
