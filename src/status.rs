@@ -1106,6 +1106,20 @@ mod tests {
         assert_eq!(state, RowState::Starting);
         assert_eq!(reason, "pod Pending for 10s: istio-proxy ContainerCreating");
 
+        // The grace is the readiness probe's, the rule every command uses: 0 + 2 x 2 = 4 s, so
+        // the same 10 s old pod is past it and NOT CONNECTED.
+        let mut quick = young.clone();
+        if let Some(spec) = quick.spec.as_mut() {
+            if let Some(proxy) = spec.containers.iter_mut().find(|c| c.name == "istio-proxy") {
+                proxy.readiness_probe = Some(
+                    serde_json::from_value(json!({"periodSeconds": 2, "failureThreshold": 2}))
+                        .unwrap(),
+                );
+            }
+        }
+        assert_eq!(sidecar::startup_grace_seconds(&quick), 4);
+        assert_eq!(unconnected(&quick, now()).0, RowState::NotConnected);
+
         let (state, reason) = unconnected(&pod("p", "ns", running_ready()), now());
         assert_eq!(state, RowState::NotConnected);
         assert_eq!(
