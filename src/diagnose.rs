@@ -15,8 +15,7 @@ use serde::Serialize;
 use crate::analysis::control_plane;
 use crate::analysis::finding::{Finding, ResourceRef};
 use crate::analysis::messages::{
-    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108,
-    MD0109,
+    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108, MD0109,
 };
 use crate::mesh::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};
 use crate::mesh::{selector, sidecar};
@@ -1425,7 +1424,10 @@ impl<'a> Builder<'a> {
                 p.metadata.deletion_timestamp.is_none()
                     && p.status.as_ref().is_some_and(|s| {
                         s.phase.as_deref() == Some("Running")
-                            && s.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True")
+                            && s.conditions
+                                .iter()
+                                .flatten()
+                                .any(|c| c.type_ == "Ready" && c.status == "True")
                     })
             })
             .map(|p| p.name().to_string())
@@ -1436,13 +1438,20 @@ impl<'a> Builder<'a> {
     /// mesh config's `defaultConfig`, else Istio's default for the revision.
     fn expected_discovery_address(&self) -> String {
         fn discovery(yaml: &str) -> Option<String> {
-            let doc = crate::source::yaml::parse_stream(yaml).ok()?.into_iter().next()?;
+            let doc = crate::source::yaml::parse_stream(yaml)
+                .ok()?
+                .into_iter()
+                .next()?;
             doc.value
                 .get("discoveryAddress")?
                 .as_str()
                 .map(str::to_string)
         }
-        if let Some(a) = self.pod.annotation("proxy.istio.io/config").and_then(discovery) {
+        if let Some(a) = self
+            .pod
+            .annotation("proxy.istio.io/config")
+            .and_then(discovery)
+        {
             return a;
         }
         let mesh = self
@@ -1451,7 +1460,10 @@ impl<'a> Builder<'a> {
             .found()
             .and_then(|cm| cm.data.as_ref()?.get("mesh").cloned())
             .and_then(|mesh| {
-                let doc = crate::source::yaml::parse_stream(&mesh).ok()?.into_iter().next()?;
+                let doc = crate::source::yaml::parse_stream(&mesh)
+                    .ok()?
+                    .into_iter()
+                    .next()?;
                 doc.value
                     .pointer("/defaultConfig/discoveryAddress")?
                     .as_str()
@@ -2657,7 +2669,10 @@ pub(crate) mod tests {
         };
         let d = diagnose(&pod, &good_context(), Some(&probe));
         assert_eq!(d.verdict.kind, VerdictKind::ProxyCrash);
-        assert_eq!(d.verdict.title, "crash: istio-proxy exits with code 1 (Error)");
+        assert_eq!(
+            d.verdict.title,
+            "crash: istio-proxy exits with code 1 (Error)"
+        );
         assert!(
             d.findings[0]
                 .message
@@ -2674,7 +2689,14 @@ pub(crate) mod tests {
         status["lastState"]["terminated"]["reason"] = json!("OOMKilled");
         status["lastState"]["terminated"]["exitCode"] = json!(137);
         let mut p = pod("web", Some(status), true);
-        let proxy = p.spec.as_mut().unwrap().containers.iter_mut().find(|c| c.name == "istio-proxy").unwrap();
+        let proxy = p
+            .spec
+            .as_mut()
+            .unwrap()
+            .containers
+            .iter_mut()
+            .find(|c| c.name == "istio-proxy")
+            .unwrap();
         proxy.resources = Some(from_json(json!({"limits": {"memory": "128Mi"}})));
         let d = diagnose(&p, &good_context(), None);
         // Its own verdict and steps: the memory limit, not the bootstrap.
@@ -2688,9 +2710,17 @@ pub(crate) mod tests {
             "{}",
             d.findings[0].message
         );
-        assert!(d.next_steps[0].text.starts_with("Raise the proxy's memory limit"));
-        assert!(!d.next_steps.iter().any(|s| s.text.contains("bootstrap")
-            || s.command.as_deref().is_some_and(|c| c.contains(" exec ") || c.contains("bootstrap"))));
+        assert!(
+            d.next_steps[0]
+                .text
+                .starts_with("Raise the proxy's memory limit")
+        );
+        assert!(!d.next_steps.iter().any(|s| {
+            s.text.contains("bootstrap")
+                || s.command
+                    .as_deref()
+                    .is_some_and(|c| c.contains(" exec ") || c.contains("bootstrap"))
+        }));
     }
 
     #[test]
@@ -2701,10 +2731,18 @@ pub(crate) mod tests {
             let d = diagnose(&pod("web", Some(status), true), &good_context(), None);
             assert_eq!(d.verdict.kind, VerdictKind::ImageNotPulled, "{reason}");
             assert_eq!(codes(&d), ["MD0108"]);
-            assert!(d.findings[0].message.contains(&format!("cannot be pulled ({reason}")));
+            assert!(
+                d.findings[0]
+                    .message
+                    .contains(&format!("cannot be pulled ({reason}"))
+            );
             // Nothing about root certificates or probes: the image reference.
             assert!(d.checks.is_empty(), "{:?}", d.checks);
-            assert!(d.next_steps[0].text.starts_with("Check the proxy image reference"));
+            assert!(
+                d.next_steps[0]
+                    .text
+                    .starts_with("Check the proxy image reference")
+            );
             assert!(!d.next_steps.iter().any(|s| s.text.contains("root")));
         }
     }
@@ -2713,13 +2751,24 @@ pub(crate) mod tests {
     fn a_young_proxy_is_starting_not_waiting_for_istiod() {
         // Running for 3 s, not ready, Envoy PRE_INITIALIZING: within the grace of its readiness
         // probe (0 + 15 x 4 = 60 s), so "starting", no MD0102, exit 0.
-        let started = captured_at().checked_sub(jiff::SignedDuration::from_secs(3)).unwrap();
+        let started = captured_at()
+            .checked_sub(jiff::SignedDuration::from_secs(3))
+            .unwrap();
         let status = json!({"ready": false, "started": true, "restartCount": 0,
             "state": {"running": {"startedAt": started.to_string()}}});
         let mut p = pod("web-wait", Some(status), false);
-        let proxy = p.spec.as_mut().unwrap().containers.iter_mut().find(|c| c.name == "istio-proxy").unwrap();
-        proxy.readiness_probe = Some(from_json(json!({"periodSeconds": 15, "failureThreshold": 4,
-            "httpGet": {"path": "/healthz/ready", "port": 15021}})));
+        let proxy = p
+            .spec
+            .as_mut()
+            .unwrap()
+            .containers
+            .iter_mut()
+            .find(|c| c.name == "istio-proxy")
+            .unwrap();
+        proxy.readiness_probe = Some(from_json(
+            json!({"periodSeconds": 15, "failureThreshold": 4,
+            "httpGet": {"path": "/healthz/ready", "port": 15021}}),
+        ));
         assert_eq!(sidecar::startup_grace_seconds(&p), 60);
         let probe = ProbeResult {
             admin: admin_waiting(refused_15021()),
@@ -2730,12 +2779,28 @@ pub(crate) mod tests {
         assert_eq!(d.verdict.title, "starting");
         assert!(d.findings.is_empty(), "{:?}", d.findings);
         assert!(!d.fails(Level::Info));
-        assert!(d.verdict.summary.contains("started 3s ago"), "{}", d.verdict.summary);
+        assert!(
+            d.verdict.summary.contains("started 3s ago"),
+            "{}",
+            d.verdict.summary
+        );
         // After the grace, the same proxy waits for istiod.
-        let later = captured_at().checked_sub(jiff::SignedDuration::from_secs(61)).unwrap();
-        p.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[1]
-            .state.as_mut().unwrap().running.as_mut().unwrap().started_at =
-            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(later));
+        let later = captured_at()
+            .checked_sub(jiff::SignedDuration::from_secs(61))
+            .unwrap();
+        p.status
+            .as_mut()
+            .unwrap()
+            .container_statuses
+            .as_mut()
+            .unwrap()[1]
+            .state
+            .as_mut()
+            .unwrap()
+            .running
+            .as_mut()
+            .unwrap()
+            .started_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(later));
         let d = diagnose(&p, &good_context(), Some(&probe));
         assert_eq!(d.verdict.kind, VerdictKind::WaitingForControlPlane);
     }
@@ -2748,11 +2813,22 @@ pub(crate) mod tests {
         };
         let d = diagnose(&pod("web", None, true), &context, None);
         assert_eq!(d.verdict.kind, VerdictKind::InjectorMissing);
-        assert_eq!(d.verdict.title, "not meshed: no injection webhook is installed");
-        assert!(d.verdict.summary.contains("istiod (its sidecar injector) is not installed"));
+        assert_eq!(
+            d.verdict.title,
+            "not meshed: no injection webhook is installed"
+        );
+        assert!(
+            d.verdict
+                .summary
+                .contains("istiod (its sidecar injector) is not installed")
+        );
         assert_eq!(codes(&d), ["MD0103"]);
-        assert!(!d.next_steps.iter().any(|s| s.text.to_lowercase().contains("restart the workload")
-            || s.command.as_deref().is_some_and(|c| c.contains("rollout restart") || c.contains("delete pod"))));
+        assert!(!d.next_steps.iter().any(|s| {
+            s.text.to_lowercase().contains("restart the workload")
+                || s.command
+                    .as_deref()
+                    .is_some_and(|c| c.contains("rollout restart") || c.contains("delete pod"))
+        }));
     }
 
     #[test]
@@ -2766,8 +2842,12 @@ pub(crate) mod tests {
         assert!(d.incomplete());
         assert_eq!(d.not_read[0].what, "namespace shop");
         assert!(!d.next_steps.is_empty());
-        let text = crate::render::diagnosis::text(&d, None, &crate::render::style::Styles::new(false));
-        assert!(text.contains("Not read\n  ? namespace shop: namespaces \"shop\" is forbidden"), "{text}");
+        let text =
+            crate::render::diagnosis::text(&d, None, &crate::render::style::Styles::new(false));
+        assert!(
+            text.contains("Not read\n  ? namespace shop: namespaces \"shop\" is forbidden"),
+            "{text}"
+        );
         assert!(!text.contains("nothing to do"), "{text}");
     }
 
@@ -2777,19 +2857,41 @@ pub(crate) mod tests {
         let mut admin = admin_waiting(refused_15021());
         if let Probed::Ok(b) = &mut admin.bootstrap {
             let ads = b.ads_cluster.clone().unwrap();
-            b.static_clusters.iter_mut().find(|c| c.name == ads).unwrap().addresses = vec!["127.0.0.1:1".into()];
+            b.static_clusters
+                .iter_mut()
+                .find(|c| c.name == ads)
+                .unwrap()
+                .addresses = vec!["127.0.0.1:1".into()];
         } else {
             panic!("capture A has a bootstrap");
         }
-        let probe = ProbeResult { admin, logs: logs(None, None) };
+        let probe = ProbeResult {
+            admin,
+            logs: logs(None, None),
+        };
         let d = diagnose(&p, &good_context(), Some(&probe));
         assert_eq!(codes(&d), ["MD0102", "MD0109"]);
-        let check = d.checks.iter().find(|c| c.name == "the proxy's discovery address is istiod's").unwrap();
+        let check = d
+            .checks
+            .iter()
+            .find(|c| c.name == "the proxy's discovery address is istiod's")
+            .unwrap();
         assert_eq!(check.status, CheckStatus::Fail);
         assert!(check.detail.contains("127.0.0.1:1"), "{}", check.detail);
         // The first step fixes the address; istiod's endpoints passed, so no "bring istiod back".
-        assert!(d.next_steps[0].text.starts_with("Point the proxy back at istiod"), "{:?}", d.next_steps);
-        assert!(!d.next_steps.iter().any(|s| s.text.starts_with("Bring istiod back") || s.text.starts_with("Is istiod running")));
+        assert!(
+            d.next_steps[0]
+                .text
+                .starts_with("Point the proxy back at istiod"),
+            "{:?}",
+            d.next_steps
+        );
+        assert!(
+            !d.next_steps
+                .iter()
+                .any(|s| s.text.starts_with("Bring istiod back")
+                    || s.text.starts_with("Is istiod running"))
+        );
     }
 
     #[test]
@@ -2804,11 +2906,26 @@ pub(crate) mod tests {
             istiod_pods: Lookup::Found(vec![istiod]),
             ..good_context()
         };
-        let probe = ProbeResult { admin: admin_waiting(refused_15021()), logs: logs(None, None) };
-        let d = diagnose(&pod("web-wait", Some(waiting_status()), false), &context, Some(&probe));
-        let check = d.checks.iter().find(|c| c.name == "istiod has ready endpoints").unwrap();
+        let probe = ProbeResult {
+            admin: admin_waiting(refused_15021()),
+            logs: logs(None, None),
+        };
+        let d = diagnose(
+            &pod("web-wait", Some(waiting_status()), false),
+            &context,
+            Some(&probe),
+        );
+        let check = d
+            .checks
+            .iter()
+            .find(|c| c.name == "istiod has ready endpoints")
+            .unwrap();
         assert_eq!(check.status, CheckStatus::Pass, "{}", check.detail);
-        assert!(!d.next_steps.iter().any(|s| s.text.starts_with("Bring istiod back")));
+        assert!(
+            !d.next_steps
+                .iter()
+                .any(|s| s.text.starts_with("Bring istiod back"))
+        );
     }
 
     pub(crate) fn waiting_status() -> serde_json::Value {

@@ -11,7 +11,6 @@ use crate::mesh::sidecar::{self, PROXY_CONTAINER};
 use crate::mesh::syncz::{ProxySync, SyncState, Syncz, TypeStatus};
 use crate::snapshot::Object;
 
-
 /// The revision label on pods and on istiod.
 const REVISION_LABEL: &str = "istio.io/rev";
 
@@ -1109,13 +1108,14 @@ mod tests {
         // The grace is the readiness probe's, the rule every command uses: 0 + 2 x 2 = 4 s, so
         // the same 10 s old pod is past it and NOT CONNECTED.
         let mut quick = young.clone();
-        if let Some(spec) = quick.spec.as_mut() {
-            if let Some(proxy) = spec.containers.iter_mut().find(|c| c.name == "istio-proxy") {
-                proxy.readiness_probe = Some(
-                    serde_json::from_value(json!({"periodSeconds": 2, "failureThreshold": 2}))
-                        .unwrap(),
-                );
-            }
+        if let Some(proxy) = quick
+            .spec
+            .as_mut()
+            .and_then(|spec| spec.containers.iter_mut().find(|c| c.name == "istio-proxy"))
+        {
+            proxy.readiness_probe = Some(
+                serde_json::from_value(json!({"periodSeconds": 2, "failureThreshold": 2})).unwrap(),
+            );
         }
         assert_eq!(sidecar::startup_grace_seconds(&quick), 4);
         assert_eq!(unconnected(&quick, now()).0, RowState::NotConnected);

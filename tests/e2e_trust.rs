@@ -9,8 +9,6 @@ use std::process::Command;
 use common::{Run, TestEnv, binary, testenv, unique};
 use serde_json::Value;
 
-const IGNORE: &str = "needs the test cluster: scripts/test-all.sh";
-
 fn now_minus(seconds: i64) -> String {
     let t = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(seconds);
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
@@ -156,11 +154,16 @@ fn analyze_of_a_namespace_that_does_not_exist_is_not_a_pass() {
     let run = env.mesh_doctor(&["analyze", "-n", &ns]);
     assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains(&format!("namespace {ns} does not exist")),
+        run.stderr
+            .contains(&format!("namespace {ns} does not exist")),
         "{}",
         run.stderr
     );
-    assert!(!run.stderr.contains("No validation issues"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("No validation issues"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -194,9 +197,17 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
             continue;
         }
         assert_eq!(run.code, 69, "{scope:?}: {}\n{}", run.stdout, run.stderr);
-        assert!(run.stderr.contains("skipped injection: cannot list pods"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("skipped injection: cannot list pods"),
+            "{}",
+            run.stderr
+        );
         assert!(run.stderr.contains("is incomplete"), "{}", run.stderr);
-        assert!(!run.stderr.contains("No validation issues"), "{}", run.stderr);
+        assert!(
+            !run.stderr.contains("No validation issues"),
+            "{}",
+            run.stderr
+        );
 
         args.push("--allow-incomplete");
         let run = env.mesh_doctor(&args);
@@ -204,7 +215,16 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     }
 
     // The structured outputs carry what was skipped and why.
-    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--probe=false", "--as", &user, "-o", "json"]);
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "-n",
+        &ns,
+        "--probe=false",
+        "--as",
+        &user,
+        "-o",
+        "json",
+    ]);
     assert_eq!(run.code, 69, "{}", run.stderr);
     let items: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
     let skipped: Vec<&Value> = items.iter().filter(|i| i["level"] == "Skipped").collect();
@@ -213,8 +233,20 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
             && s["message"].as_str().unwrap().contains("cannot list pods")),
         "{items:?}"
     );
-    assert!(skipped.iter().any(|s| s["check"] == "list pods"), "{items:?}");
-    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--probe=false", "--as", &user, "-o", "sarif"]);
+    assert!(
+        skipped.iter().any(|s| s["check"] == "list pods"),
+        "{items:?}"
+    );
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "-n",
+        &ns,
+        "--probe=false",
+        "--as",
+        &user,
+        "-o",
+        "sarif",
+    ]);
     let sarif: Value = serde_json::from_str(&run.stdout).unwrap();
     let invocation = &sarif["runs"][0]["invocations"][0];
     assert_eq!(invocation["executionSuccessful"], false);
@@ -223,7 +255,10 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|n| n["message"]["text"].as_str().unwrap().contains("cannot list pods")),
+            .any(|n| n["message"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("cannot list pods")),
         "{invocation}"
     );
 }
@@ -245,13 +280,31 @@ fn pod_with_its_namespace_forbidden_is_unknown_and_incomplete() {
 
     let run = env.mesh_doctor(&["pod", "lonely", "-n", &ns, "--no-probe", "--as", &user]);
     assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("unknown: the namespace could not be read"), "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("Not read\n  ? namespace {ns}: ")), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("unknown: the namespace could not be read"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("Not read\n  ? namespace {ns}: ")),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stdout.contains("nothing to do"), "{}", run.stdout);
     assert!(run.stderr.contains("is incomplete"), "{}", run.stderr);
 
     let run = env.mesh_doctor(&[
-        "pod", "lonely", "-n", &ns, "--no-probe", "--as", &user, "-o", "json",
+        "pod",
+        "lonely",
+        "-n",
+        &ns,
+        "--no-probe",
+        "--as",
+        &user,
+        "-o",
+        "json",
     ]);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "unknown");
@@ -264,7 +317,14 @@ fn pod_with_its_namespace_forbidden_is_unknown_and_incomplete() {
         "{doc:#}"
     );
     let run = env.mesh_doctor(&[
-        "pod", "lonely", "-n", &ns, "--no-probe", "--as", &user, "--allow-incomplete",
+        "pod",
+        "lonely",
+        "-n",
+        &ns,
+        "--no-probe",
+        "--as",
+        &user,
+        "--allow-incomplete",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
@@ -306,7 +366,10 @@ fn no_injection_webhook_at_all_means_the_injector_is_missing() {
         "{doc:#}"
     );
     let steps = doc["nextSteps"].to_string();
-    assert!(!steps.contains("rollout restart") && !steps.contains("delete pod"), "{steps}");
+    assert!(
+        !steps.contains("rollout restart") && !steps.contains("delete pod"),
+        "{steps}"
+    );
 }
 
 #[test]
@@ -317,13 +380,33 @@ fn a_young_sidecar_is_starting_not_broken() {
     let proxy = serde_json::json!({"name": "istio-proxy", "image": "istio/proxyv2:1.30.0",
         "imageID": "", "ready": false, "started": true, "restartCount": 0,
         "state": {"running": {"startedAt": now_minus(3)}}});
-    pod(&env, &ns, "web-young", APP_AND_PROXY, &running_status(proxy, false));
-    let run = env.mesh_doctor(&["pod", "web-young", "-n", &ns, "-o", "json", "--timeout", "2s"]);
+    pod(
+        &env,
+        &ns,
+        "web-young",
+        APP_AND_PROXY,
+        &running_status(proxy, false),
+    );
+    let run = env.mesh_doctor(&[
+        "pod",
+        "web-young",
+        "-n",
+        &ns,
+        "-o",
+        "json",
+        "--timeout",
+        "2s",
+    ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "starting", "{doc:#}");
     assert!(codes(&doc).is_empty(), "{doc:#}");
-    assert!(doc["evidence"].to_string().contains("60s (istio-proxy's readiness probe"), "{doc:#}");
+    assert!(
+        doc["evidence"]
+            .to_string()
+            .contains("60s (istio-proxy's readiness probe"),
+        "{doc:#}"
+    );
 }
 
 #[test]
@@ -336,27 +419,56 @@ fn oom_killed_and_image_pull_get_their_own_verdicts() {
         "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s"}},
         "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled",
             "startedAt": now_minus(100), "finishedAt": now_minus(90)}}});
-    pod(&env, &ns, "web-oom", APP_AND_PROXY, &running_status(oom, false));
+    pod(
+        &env,
+        &ns,
+        "web-oom",
+        APP_AND_PROXY,
+        &running_status(oom, false),
+    );
     let pull = serde_json::json!({"name": "istio-proxy", "image": "istio/proxyv2:1.30.0",
         "imageID": "", "ready": false, "started": false, "restartCount": 0,
         "state": {"waiting": {"reason": "ImagePullBackOff",
             "message": "Back-off pulling image \"istio/proxyv2:1.30.0\""}}});
-    pod(&env, &ns, "web-pull", APP_AND_PROXY, &serde_json::json!({
-        "phase": "Pending",
-        "containerStatuses": [pull],
-    }));
+    pod(
+        &env,
+        &ns,
+        "web-pull",
+        APP_AND_PROXY,
+        &serde_json::json!({
+            "phase": "Pending",
+            "containerStatuses": [pull],
+        }),
+    );
 
     let run = env.mesh_doctor(&["pod", "web-oom", "-n", &ns, "-o", "json", "--timeout", "2s"]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "out-of-memory", "{doc:#}");
     assert_eq!(codes(&doc), ["MD0108"]);
-    assert!(doc["findings"][0]["message"].as_str().unwrap().contains("its limit of 128Mi (OOMKilled, exit code 137)"));
+    assert!(
+        doc["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("its limit of 128Mi (OOMKilled, exit code 137)")
+    );
     let steps = doc["nextSteps"].to_string();
     assert!(steps.contains("Raise the proxy's memory limit"), "{steps}");
-    assert!(!steps.contains(" exec ") && !steps.contains("bootstrap validate"), "{steps}");
+    assert!(
+        !steps.contains(" exec ") && !steps.contains("bootstrap validate"),
+        "{steps}"
+    );
 
-    let run = env.mesh_doctor(&["pod", "web-pull", "-n", &ns, "-o", "json", "--timeout", "2s"]);
+    let run = env.mesh_doctor(&[
+        "pod",
+        "web-pull",
+        "-n",
+        &ns,
+        "-o",
+        "json",
+        "--timeout",
+        "2s",
+    ]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "image-not-pulled", "{doc:#}");
@@ -364,7 +476,10 @@ fn oom_killed_and_image_pull_get_their_own_verdicts() {
     let steps = doc["nextSteps"].to_string();
     assert!(steps.contains("Check the proxy image reference"), "{steps}");
     assert!(!steps.contains("root"), "{steps}");
-    assert!(!doc["checks"].to_string().contains("istio-ca-root-cert"), "{doc:#}");
+    assert!(
+        !doc["checks"].to_string().contains("istio-ca-root-cert"),
+        "{doc:#}"
+    );
 }
 
 #[test]
@@ -375,25 +490,57 @@ fn version_counts_running_proxies_finds_istiod_by_its_pods_and_honours_n() {
     let proxy = serde_json::json!({"name": "istio-proxy", "image": "istio/proxyv2:1.30.0",
         "imageID": "", "ready": true, "started": true, "restartCount": 0,
         "state": {"running": {"startedAt": now_minus(600)}}});
-    pod(&env, &ns, "web-running", APP_AND_PROXY, &running_status(proxy, true));
-    pod(&env, &ns, "web-pending", APP_AND_PROXY, &serde_json::json!({"phase": "Pending"}));
+    pod(
+        &env,
+        &ns,
+        "web-running",
+        APP_AND_PROXY,
+        &running_status(proxy, true),
+    );
+    pod(
+        &env,
+        &ns,
+        "web-pending",
+        APP_AND_PROXY,
+        &serde_json::json!({"phase": "Pending"}),
+    );
     // istiod as proxy-status finds it: a pod labelled app=istiod, no Deployment (in this
     // test's namespace, so that no other test's proxy-status finds it).
     env.apply(&format!(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: istiod-trust\n  namespace: {ns}\n  labels: {{app: istiod}}\nspec:\n  containers:\n  - {{name: discovery, image: istio/pilot:1.30.0}}\n"
     ));
     let patch = serde_json::json!({"status": {"phase": "Running",
-        "conditions": [{"type": "Ready", "status": "True"}]}}).to_string();
-    env.kubectl(&["-n", &ns, "patch", "pod", "istiod-trust", "--subresource=status", "--type=merge", "-p", &patch]);
+        "conditions": [{"type": "Ready", "status": "True"}]}})
+    .to_string();
+    env.kubectl(&[
+        "-n",
+        &ns,
+        "patch",
+        "pod",
+        "istiod-trust",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
 
     let run = env.mesh_doctor(&["version", "-n", &ns]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout.contains("data plane version: 1.30.0 (1 proxy)\n"),
+        run.stdout
+            .contains("data plane version: 1.30.0 (1 proxy)\n"),
         "{}",
         run.stdout
     );
     assert!(!run.stdout.contains("no istiod"), "{}", run.stdout);
     assert!(!run.stdout.contains("1 proxies"), "{}", run.stdout);
-    env.kubectl(&["-n", &ns, "delete", "pod", "istiod-trust", "--grace-period=0", "--force"]);
+    env.kubectl(&[
+        "-n",
+        &ns,
+        "delete",
+        "pod",
+        "istiod-trust",
+        "--grace-period=0",
+        "--force",
+    ]);
 }

@@ -171,7 +171,10 @@ fn nothing_to_analyse(paths: &[PathBuf], recursive: bool, stats: &files::LoadSta
                 stats.system
             ));
         }
-        format!("no document is of a kind mesh-doctor analyses ({})", parts.join("; "))
+        format!(
+            "no document is of a kind mesh-doctor analyses ({})",
+            parts.join("; ")
+        )
     };
     Error::Data(format!("nothing to analyse in {inputs}: {why}"))
 }
@@ -230,8 +233,8 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
             crate::source::live::snapshot_for_analyze(global, args.all_namespaces).await?;
     }
     // The one namespace default (-n, else the context's, else `default`), for every use below.
-    let namespace = live_namespace
-        .unwrap_or_else(|| crate::source::live::scope_namespace(global, None));
+    let namespace =
+        live_namespace.unwrap_or_else(|| crate::source::live::scope_namespace(global, None));
     let mut file_names = Vec::new();
     let mut not_analysed = std::collections::BTreeMap::new();
     if !paths.is_empty() {

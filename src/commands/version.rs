@@ -432,16 +432,16 @@ async fn istiod_pods(cluster: &Cluster) -> Result<Vec<Pod>, ListError> {
         }
     };
     match list(Api::all(cluster.client.clone())).await {
-        Err(ListError::Denied(_)) => list(Api::namespaced(cluster.client.clone(), ISTIO_NAMESPACE)).await,
+        Err(ListError::Denied(_)) => {
+            list(Api::namespaced(cluster.client.clone(), ISTIO_NAMESPACE)).await
+        }
         other => other,
     }
 }
 
 async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<ClusterVersions> {
-    let (deployments, pods) = tokio::join!(
-        istiod_deployments(cluster),
-        cluster.list::<Pod>(namespace)
-    );
+    let (deployments, pods) =
+        tokio::join!(istiod_deployments(cluster), cluster.list::<Pod>(namespace));
     fn part<T>(
         result: Result<Vec<T>, ListError>,
         unreachable: &mut Option<String>,
@@ -636,9 +636,6 @@ mod tests {
             text.contains("data plane version: 1.30.3 (2 proxies), 1.29.1 (1 proxy)"),
             "{text}"
         );
-        assert!(
-            text.contains("control plane: no istiod found"),
-            "{text}"
-        );
+        assert!(text.contains("control plane: no istiod found"), "{text}");
     }
 }

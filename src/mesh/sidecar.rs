@@ -120,8 +120,10 @@ pub fn is_starting(pod: &Pod, now: jiff::Timestamp) -> bool {
                 .as_ref()
                 .and_then(|s| s.waiting.as_ref())
                 .and_then(|w| w.reason.as_deref());
-            matches!(waiting, None | Some("ContainerCreating" | "PodInitializing"))
-                && pod_age_seconds(pod, now).is_some_and(|a| a < grace)
+            matches!(
+                waiting,
+                None | Some("ContainerCreating" | "PodInitializing")
+            ) && pod_age_seconds(pod, now).is_some_and(|a| a < grace)
         }
     }
 }

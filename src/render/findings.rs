@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 use crate::analysis::Finding;
-use crate::analysis::report::Skipped;
 use crate::analysis::messages::Level;
+use crate::analysis::report::Skipped;
 use crate::render::style::Styles;
 
 /// The output formats of `analyze`.
@@ -80,9 +80,7 @@ pub fn render(
             text.push('\n');
             text
         }
-        Format::Yaml => {
-            crate::render::yaml::to_string(&to_value(findings, show_cluster, coverage))
-        }
+        Format::Yaml => crate::render::yaml::to_string(&to_value(findings, show_cluster, coverage)),
         Format::Sarif => sarif(findings, coverage),
     }
 }

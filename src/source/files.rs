@@ -34,7 +34,10 @@ pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
     ("Service", &["v1"]),
     ("ConfigMap", &["v1"]),
     ("Event", &["v1"]),
-    ("MutatingWebhookConfiguration", &["admissionregistration.k8s.io/"]),
+    (
+        "MutatingWebhookConfiguration",
+        &["admissionregistration.k8s.io/"],
+    ),
     ("PodDisruptionBudget", &["policy/v1"]),
     ("EndpointSlice", &["discovery.k8s.io/v1"]),
     ("NetworkPolicy", &["networking.k8s.io/v1"]),
