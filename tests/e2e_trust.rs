@@ -407,6 +407,10 @@ fn a_young_sidecar_is_starting_not_broken() {
             .contains("60s (istio-proxy's readiness probe"),
         "{doc:#}"
     );
+    // analyze's runtime findings follow the same rule: no MD0102 for it, exit 0.
+    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--probe-timeout", "2s"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("MD01"), "{}", run.stdout);
 }
 
 #[test]
