@@ -387,16 +387,7 @@ fn a_young_sidecar_is_starting_not_broken() {
         APP_AND_PROXY,
         &running_status(proxy, false),
     );
-    let run = env.mesh_doctor(&[
-        "pod",
-        "web-young",
-        "-n",
-        &ns,
-        "-o",
-        "json",
-        "--timeout",
-        "2s",
-    ]);
+    let run = env.mesh_doctor(&["pod", "web-young", "-n", &ns, "-o", "json"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "starting", "{doc:#}");
@@ -445,7 +436,7 @@ fn oom_killed_and_image_pull_get_their_own_verdicts() {
         }),
     );
 
-    let run = env.mesh_doctor(&["pod", "web-oom", "-n", &ns, "-o", "json", "--timeout", "2s"]);
+    let run = env.mesh_doctor(&["pod", "web-oom", "-n", &ns, "-o", "json"]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "out-of-memory", "{doc:#}");
@@ -463,16 +454,7 @@ fn oom_killed_and_image_pull_get_their_own_verdicts() {
         "{steps}"
     );
 
-    let run = env.mesh_doctor(&[
-        "pod",
-        "web-pull",
-        "-n",
-        &ns,
-        "-o",
-        "json",
-        "--timeout",
-        "2s",
-    ]);
+    let run = env.mesh_doctor(&["pod", "web-pull", "-n", &ns, "-o", "json"]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["verdict"]["kind"], "image-not-pulled", "{doc:#}");
