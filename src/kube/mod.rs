@@ -1,4 +1,5 @@
-//! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors.
+//! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation.
 
+pub mod netpol;
 pub mod selector;
 pub mod snapshot;

@@ -80,7 +80,8 @@ pub async fn list(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Re
             continue; // Istio's CRDs are not installed: nothing to read.
         };
         for (resource, _) in api_group.recommended_resources() {
-            if kinds.contains(&resource.kind.as_str()) && versions.contains(&resource.version.as_str())
+            if kinds.contains(&resource.kind.as_str())
+                && versions.contains(&resource.version.as_str())
             {
                 lists.push(resource);
             }
@@ -159,7 +160,11 @@ async fn list_kind(
 /// type and the key names are kept.
 pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     let mut wanted: Vec<(String, String)> = Vec::new();
-    for resource in snapshot.config.iter().filter(|c| c.object.kind == "Gateway") {
+    for resource in snapshot
+        .config
+        .iter()
+        .filter(|c| c.object.kind == "Gateway")
+    {
         let Ok(gw) = serde_json::from_value::<Gateway>(resource.object.spec.clone()) else {
             continue;
         };
@@ -167,7 +172,16 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
         let ns = snapshot
             .pods
             .iter()
-            .find(|p| labels_match(&selector, p.object.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+            .find(|p| {
+                labels_match(
+                    &selector,
+                    p.object
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .unwrap_or(&BTreeMap::new()),
+                )
+            })
             .and_then(|p| p.object.namespace())
             .or(resource.object.namespace())
             .unwrap_or("")
@@ -214,7 +228,11 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
 
 /// Lists the Nodes (their labels give pods their locality) when a DestinationRule has subsets.
 pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
-    if !snapshot.config.iter().any(|c| c.object.kind == "DestinationRule") {
+    if !snapshot
+        .config
+        .iter()
+        .any(|c| c.object.kind == "DestinationRule")
+    {
         return;
     }
     match cluster.list_cluster::<Node>().await {

@@ -5,7 +5,7 @@
 //! Reads the pod, the ConfigMaps its bootstrap depends on (istio-ca-root-cert in its namespace,
 //! the bootstrapOverride ConfigMap it names, the mesh ConfigMap in istio-system), asks the
 //! proxy's admin port for /config_dump (bootstrap section), then hands everything to the pure
-//! [`inputs::explain_pod`] and renders.
+//! [`explanation::explain_pod`] and renders.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -16,10 +16,11 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use serde_json::Value;
 
-use crate::commands::bootstrap::inputs::{
+use crate::commands::bootstrap::explanation::{
     self, BOOTSTRAP_OVERRIDE_ANNOTATION, BOOTSTRAP_OVERRIDE_KEY, Explanation, Group, Ingredient,
     LiveBootstrap, Status, Surroundings,
 };
+use crate::commands::bootstrap::{inputs, overlay};
 use crate::commands::pod::get_pod;
 use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
@@ -134,10 +135,7 @@ pub async fn run(args: ExplainArgs, global: &Global) -> Result<u8> {
     }
     let name = pod_name(&args.pod)?.to_string();
     let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
-    let namespace = global
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = live::scope_namespace(global, Some(&cluster));
     tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "explaining the bootstrap");
     let pod = get_pod(&cluster, &namespace, &name).await?;
     let (around, mut notes) = surroundings(&cluster, &pod, &namespace).await;
@@ -151,8 +149,8 @@ pub async fn run(args: ExplainArgs, global: &Global) -> Result<u8> {
         .unwrap_or(crate::probe::admin::ADMIN_PORT);
     let live = live_bootstrap(&cluster, &pod, admin_port, &args).await;
 
-    let mut explanation =
-        inputs::explain_pod(&pod, &around, live).map_err(|e| not_meshed(&namespace, &name, &e))?;
+    let mut explanation = explanation::explain_pod(&pod, &around, live)
+        .map_err(|e| not_meshed(&namespace, &name, &e))?;
     explanation.notes.append(&mut notes);
 
     let text = match args.output {
@@ -312,7 +310,7 @@ async fn fetch<T: Transport>(transport: &T, port: u16, path: &str) -> LiveBootst
     }
     let dump: Value = serde_json::from_slice(&response.body)
         .map_err(|e| format!("/config_dump is not JSON: {e}"))?;
-    let bootstrap = inputs::bootstrap_of_config_dump(&dump)
+    let bootstrap = overlay::bootstrap_of_config_dump(&dump)
         .cloned()
         .ok_or_else(|| "/config_dump has no bootstrap section".to_string())?;
     Ok((

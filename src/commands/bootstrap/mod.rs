@@ -6,7 +6,9 @@
 //! bootstrap comes from, checked, and compared with what its running Envoy loaded.
 
 pub mod explain;
+pub mod explanation;
 pub mod inputs;
+pub mod overlay;
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};

@@ -71,7 +71,13 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "destinationrule.SubsetSelectPodAnalyzer",
         description: "Checks if pods (and workload templates) are selected by subsets in destination rules",
         codes: &["IST0173", "IST0174"],
-        needs: &["destinationrules", "pods", "services", "serviceentries", "nodes"],
+        needs: &[
+            "destinationrules",
+            "pods",
+            "services",
+            "serviceentries",
+            "nodes",
+        ],
         run: Run::Config(destinationrule::subset_select_pods),
     },
     Analyzer {
