@@ -24,7 +24,8 @@ pub fn ca_certificates(input: &Input, out: &mut Vec<Finding>) {
         let unverified = |tls: &crate::istio::config::ClientTls| {
             matches!(tls.mode.as_str(), "SIMPLE" | "MUTUAL")
                 && tls.ca_certificates.is_empty()
-                && !(!tls.credential_name.is_empty() && selected)
+                // A credentialName with a workload selector brings its own CA.
+                && (tls.credential_name.is_empty() || !selected)
         };
         if let Some(tls) = &policy.tls
             && unverified(tls)

@@ -52,10 +52,13 @@ pub fn protocol_addresses(input: &Input, out: &mut Vec<Finding>) {
     }
 }
 
+/// (scope, host, port).
+type HostPort<'a> = (String, &'a str, u32);
+
 /// `serviceentry.ConflictingServiceEntryProtocolAnalyzer`.
 pub fn conflicting_protocols(input: &Input, out: &mut Vec<Finding>) {
     // (scope, host, port) -> (protocol, entry index)
-    let mut index: BTreeMap<(String, &str, u32), Vec<(&str, usize)>> = BTreeMap::new();
+    let mut index: BTreeMap<HostPort, Vec<(&str, usize)>> = BTreeMap::new();
     let entries = &input.config.service_entries;
     for (n, se) in entries.iter().enumerate() {
         let ns = se.namespace();

@@ -22,11 +22,14 @@ fn names(list: &[&Typed<Sidecar>]) -> Vec<String> {
     names
 }
 
+/// Whether a pod is ambient, and the Sidecars that select it.
+type Selected<'s, 'a> = (bool, Vec<&'s Typed<'a, Sidecar>>);
+
 /// `sidecar.SelectorAnalyzer`.
 pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     // pod (namespace, name) -> (ambient, sidecars selecting it)
-    let mut pods: BTreeMap<(&str, &str), (bool, Vec<&Typed<Sidecar>>)> = BTreeMap::new();
+    let mut pods: BTreeMap<(&str, &str), Selected> = BTreeMap::new();
     let mut namespace_wide: BTreeMap<&str, Vec<&Typed<Sidecar>>> = BTreeMap::new();
     let templates = snapshot.pod_labels();
     for sc in &input.config.sidecars {
