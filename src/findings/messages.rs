@@ -222,6 +222,9 @@ messages! {
     IST0132 = "IST0132", "VirtualServiceHostNotFoundInGateway", Warning,
         "one or more host %v defined in VirtualService %s not found in Gateway %s.",
         "Host defined in VirtualService not found in Gateway.";
+    IST0133 = "IST0133", "SchemaWarning", Warning,
+        "Schema validation warning: %v",
+        "The resource has a schema validation warning.";
     IST0134 = "IST0134", "ServiceEntryAddressesRequired", Warning,
         "ServiceEntry addresses are required for this protocol.",
         "Virtual IP addresses are required for ports serving TCP (or unset) protocol when PILOT_ENABLE_IP_AUTOALLOCATE is not set on a proxy";

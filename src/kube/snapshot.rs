@@ -195,6 +195,12 @@ pub struct Snapshot {
     pub proxy_configs: Vec<Located<serde_json::Value>>,
     /// Istio's config resources (VirtualService, DestinationRule, Gateway, ...), untyped.
     pub config: Vec<Located<ConfigObject>>,
+    /// Live with `-n`: the Pods and Services of the other namespaces, read because Istio's
+    /// config crosses namespaces (a Gateway selecting `istio-system`'s ingress pods, a route to
+    /// `svc.other.svc.cluster.local`). Only the Istio config analyzers read them; findings stay
+    /// limited to the scope.
+    pub pods_beyond_scope: Vec<Located<Pod>>,
+    pub services_beyond_scope: Vec<Located<Service>>,
     /// Nodes (their labels give pods their locality).
     pub nodes: Vec<Located<Node>>,
     /// Secrets, type and key names only (live: only those a Gateway names, got by name).
@@ -216,12 +222,21 @@ pub struct PodLabels<'a> {
 }
 
 impl Snapshot {
+    /// The pods in scope and, live with `-n`, those beyond it.
+    pub fn all_pods(&self) -> impl Iterator<Item = &Located<Pod>> {
+        self.pods.iter().chain(&self.pods_beyond_scope)
+    }
+
+    /// The Services in scope and, live with `-n`, those beyond it.
+    pub fn all_services(&self) -> impl Iterator<Item = &Located<Service>> {
+        self.services.iter().chain(&self.services_beyond_scope)
+    }
     /// The label sets of every pod and of every workload's pod template, so that a selector
     /// over manifests with Deployments and no Pods still finds its workloads. ReplicaSets owned
     /// by a Deployment are left out (the Deployment's template is the same).
     pub fn pod_labels(&self) -> Vec<PodLabels<'_>> {
         static EMPTY: BTreeMap<String, String> = BTreeMap::new();
-        let pods = self.pods.iter().map(|p| PodLabels {
+        let pods = self.all_pods().map(|p| PodLabels {
             namespace: p.object.namespace().unwrap_or(""),
             labels: p.object.metadata.labels.as_ref().unwrap_or(&EMPTY),
             pod: Some(p.object.name()),
@@ -266,6 +281,9 @@ impl Snapshot {
         self.config.extend(other.config);
         self.secrets.extend(other.secrets);
         self.nodes.extend(other.nodes);
+        self.pods_beyond_scope.extend(other.pods_beyond_scope);
+        self.services_beyond_scope
+            .extend(other.services_beyond_scope);
         if other.mesh_config.is_some() {
             self.mesh_config = other.mesh_config;
         }

@@ -430,12 +430,13 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     take!(policies, "networkpolicies", |items| snapshot
         .network_policies =
         located(items, &name, multi));
-    let istio = super::live_config::list(c, ns, multi).await;
+    let istio = super::live_config::list(c, multi).await;
     snapshot.config = istio.objects;
     snapshot.unavailable.extend(istio.unavailable);
     if let Some(reason) = istio.unreachable {
         unreachable.get_or_insert(reason);
     }
+    super::live_config::beyond_scope(c, ns, &mut snapshot).await;
     super::live_config::gateway_secrets(c, &mut snapshot).await;
     super::live_config::nodes(c, &mut snapshot).await;
 

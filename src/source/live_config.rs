@@ -44,8 +44,11 @@ pub struct Read {
     pub unreachable: Option<String>,
 }
 
-/// Lists every served Istio config kind in the scope.
-pub async fn list(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Read {
+/// Lists every served Istio config kind in every namespace: Istio's config crosses namespaces
+/// (exportTo, hosts two VirtualServices share, a Gateway in another namespace), so a `-n`
+/// scope limits the findings, not what is read (as istioctl does).
+pub async fn list(cluster: &Cluster, multi: bool) -> Read {
+    let namespace: Option<&str> = None;
     let mut read = Read::default();
     let groups: Vec<&str> = config::groups().iter().map(|(g, _, _)| *g).collect();
     let discovery = match tokio::time::timeout(
@@ -79,7 +82,7 @@ pub async fn list(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Re
         let Some(api_group) = discovery.get(group) else {
             continue; // Istio's CRDs are not installed: nothing to read.
         };
-        for (resource, _) in api_group.recommended_resources() {
+        for (resource, _) in api_group.resources_by_stability() {
             if kinds.contains(&resource.kind.as_str())
                 && versions.contains(&resource.version.as_str())
             {
@@ -170,8 +173,7 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
         };
         let selector = gw.selector.clone().unwrap_or_default();
         let ns = snapshot
-            .pods
-            .iter()
+            .all_pods()
             .find(|p| {
                 labels_match(
                     &selector,
@@ -248,6 +250,48 @@ pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
         }
         Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
             snapshot.unavailable.insert("nodes", reason);
+        }
+    }
+}
+
+/// The names of the lists of the other namespaces' Pods and Services in
+/// `Snapshot::unavailable` (and in the analyzers' `needs`).
+pub const PODS_BEYOND: &str = "pods in other namespaces";
+pub const SERVICES_BEYOND: &str = "services in other namespaces";
+
+/// Live with `-n`: the Pods and Services of the other namespaces, when there is Istio config to
+/// resolve against them.
+pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: &mut Snapshot) {
+    let Some(scope) = namespace else { return };
+    if snapshot.config.is_empty() {
+        return;
+    }
+    let (pods, services) = tokio::join!(
+        cluster.list::<k8s_openapi::api::core::v1::Pod>(None),
+        cluster.list::<k8s_openapi::api::core::v1::Service>(None)
+    );
+    match pods {
+        Ok(items) => {
+            snapshot.pods_beyond_scope = items
+                .into_iter()
+                .filter(|p| p.namespace() != Some(scope))
+                .map(Located::new)
+                .collect()
+        }
+        Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+            snapshot.unavailable.insert(PODS_BEYOND, reason);
+        }
+    }
+    match services {
+        Ok(items) => {
+            snapshot.services_beyond_scope = items
+                .into_iter()
+                .filter(|s| s.namespace() != Some(scope))
+                .map(Located::new)
+                .collect()
+        }
+        Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+            snapshot.unavailable.insert(SERVICES_BEYOND, reason);
         }
     }
 }

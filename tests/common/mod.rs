@@ -44,6 +44,11 @@ pub fn testenv() -> TestEnv {
     }
 }
 
+/// A binary the test environment built into ~/.cache/mesh-doctor/bin (`istioctl-`, ...).
+pub fn cached_binary(prefix: &str) -> Option<PathBuf> {
+    find_cached(prefix)
+}
+
 fn find_cached(prefix: &str) -> Option<PathBuf> {
     let cache = std::env::var_os("MESH_DOCTOR_CACHE")
         .map(PathBuf::from)

@@ -125,7 +125,7 @@ impl<'a> ServiceHosts<'a> {
                 }
             }
         }
-        for svc in &snapshot.services {
+        for svc in snapshot.all_services() {
             let ns = svc.object.namespace().unwrap_or("");
             let name = svc.object.name();
             let ports = svc

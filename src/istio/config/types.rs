@@ -147,6 +147,9 @@ pub struct ClientTls {
     pub mode: String,
     pub ca_certificates: String,
     pub credential_name: String,
+    pub client_certificate: String,
+    pub private_key: String,
+    pub ca_crl: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -154,6 +157,7 @@ pub struct ClientTls {
 pub struct Subset {
     pub name: String,
     pub labels: Labels,
+    pub traffic_policy: Option<TrafficPolicy>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -88,7 +88,7 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
         .filter_map(|n| Some((n.object.name(), n.object.metadata.labels.as_ref()?)))
         .collect();
     let mut label_sets: Vec<BTreeMap<String, String>> = Vec::new();
-    for pod in &input.snapshot.pods {
+    for pod in input.snapshot.all_pods() {
         let mut labels = pod.object.metadata.labels.clone().unwrap_or_default();
         let node = pod
             .object

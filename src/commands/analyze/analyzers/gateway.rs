@@ -63,7 +63,7 @@ pub fn ingress_gateway_ports(input: &Input, out: &mut Vec<Finding>) {
         let mut matched = 0;
         for pod in pods.iter().filter(|p| labels_match(selector, p.labels)) {
             matched += 1;
-            for svc in &input.snapshot.services {
+            for svc in input.snapshot.all_services() {
                 if svc.object.namespace().unwrap_or("") != pod.namespace {
                     continue;
                 }
@@ -129,7 +129,7 @@ pub fn secrets(input: &Input, out: &mut Vec<Finding>) {
     for gw in &input.config.gateways {
         let selector = selector_of(gw, &empty);
         // The namespace of the workload the Gateway selects (real pods, as Istio reads them).
-        let Some(pod) = input.snapshot.pods.iter().find(|p| {
+        let Some(pod) = input.snapshot.all_pods().find(|p| {
             labels_match(
                 selector,
                 p.object.metadata.labels.as_ref().unwrap_or(&empty),

@@ -277,3 +277,109 @@ fn covers(a: &Overlap, b: &Overlap) -> bool {
         && covers_map(&a.query, &b.query)
         && covers_map(&a.without, &b.without)
 }
+
+/// Istio's client TLS rules (`ValidateClientTLSSettings`, the parts mesh-doctor checks).
+fn client_tls(tls: &crate::istio::config::ClientTls, errors: &mut Vec<String>) {
+    let originates = matches!(tls.mode.as_str(), "SIMPLE" | "MUTUAL");
+    if originates && !tls.credential_name.is_empty() {
+        if !tls.client_certificate.is_empty()
+            || !tls.ca_certificates.is_empty()
+            || !tls.private_key.is_empty()
+            || !tls.ca_crl.is_empty()
+        {
+            errors.push(
+                "cannot specify client certificates or CA certificate or CA CRL If credentialName is set"
+                    .into(),
+            );
+        }
+        return;
+    }
+    if tls.mode == "MUTUAL" {
+        if tls.client_certificate.is_empty() {
+            errors.push("client certificate required for mutual tls".into());
+        }
+        if tls.private_key.is_empty() {
+            errors.push("private key required for mutual tls".into());
+        }
+    }
+}
+
+fn traffic_policy(policy: &crate::istio::config::TrafficPolicy, errors: &mut Vec<String>) {
+    if let Some(tls) = &policy.tls {
+        client_tls(tls, errors);
+    }
+    for p in &policy.port_level_settings {
+        if let Some(tls) = &p.tls {
+            client_tls(tls, errors);
+        }
+    }
+}
+
+/// `schema.ValidationAnalyzer.DestinationRule`: the TLS settings of the rule, its ports and its
+/// subsets (IST0106).
+pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
+    for dr in &input.config.destination_rules {
+        let mut errors = Vec::new();
+        if let Some(p) = &dr.spec.traffic_policy {
+            traffic_policy(p, &mut errors);
+        }
+        for s in &dr.spec.subsets {
+            if let Some(p) = &s.traffic_policy {
+                traffic_policy(p, &mut errors);
+            }
+        }
+        for e in errors {
+            out.push(Finding::new(
+                messages::IST0106,
+                reference(dr.resource),
+                &[e.into()],
+            ));
+        }
+    }
+}
+
+/// Istio's warning on every EnvoyFilter.
+const ENVOY_FILTER_WARNING: &str = "EnvoyFilter exposes internal implementation details that may change at any time. Prefer other APIs if possible, and exercise extreme caution, especially around upgrades.";
+
+/// `schema.ValidationAnalyzer.EnvoyFilter`: Istio's warning that EnvoyFilters are internal, and
+/// filters given by name without `typed_config` (IST0133).
+pub fn envoy_filters(input: &Input, out: &mut Vec<Finding>) {
+    for ef in &input.config.envoy_filters {
+        out.push(Finding::new(
+            messages::IST0133,
+            reference(ef.resource),
+            &[ENVOY_FILTER_WARNING.into()],
+        ));
+        for patch in &ef.spec.config_patches {
+            if !matches!(
+                patch.apply_to.as_str(),
+                "HTTP_FILTER" | "NETWORK_FILTER" | "LISTENER_FILTER"
+            ) {
+                continue;
+            }
+            let Some(Value::Object(value)) = patch.patch.as_ref().and_then(|p| p.value.as_ref())
+            else {
+                continue;
+            };
+            let typed = [
+                "typed_config",
+                "typedConfig",
+                "config_discovery",
+                "configDiscovery",
+            ]
+            .iter()
+            .any(|k| value.contains_key(*k));
+            if !typed {
+                let name = value.get("name").and_then(Value::as_str).unwrap_or("");
+                out.push(Finding::new(
+                    messages::IST0133,
+                    reference(ef.resource),
+                    &[
+                        format!("using deprecated types by name without typed_config; {name}")
+                            .into(),
+                    ],
+                ));
+            }
+        }
+    }
+}

@@ -41,7 +41,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
             }
         };
         let mut found = false;
-        for pod in &snapshot.pods {
+        for pod in snapshot.all_pods() {
             if pod.object.namespace().unwrap_or("") != sc.namespace() {
                 continue;
             }

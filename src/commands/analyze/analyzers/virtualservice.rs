@@ -445,7 +445,7 @@ pub fn jwt_claim_route(input: &Input, out: &mut Vec<Finding>) {
             };
             let empty = Default::default();
             let selector = gw.spec.selector.as_ref().unwrap_or(&empty);
-            for pod in &input.snapshot.pods {
+            for pod in input.snapshot.all_pods() {
                 let labels = pod.object.metadata.labels.clone().unwrap_or_default();
                 if !labels_match(selector, &labels) {
                     continue;
