@@ -104,11 +104,12 @@ pub struct AnalyzeArgs {
     #[arg(short = 'S', long, value_name = "CODE=RESOURCE")]
     pub suppress: Vec<String>,
 
-    /// Run only these analyzers (see --list-analyzers); repeatable
+    /// Run only these analyzers (see --list-analyzers; Istio's names such as
+    /// virtualservice.GatewayAnalyzer work too); repeatable
     #[arg(long, value_name = "NAME")]
     pub analyzer: Vec<String>,
 
-    /// List the analyzers and exit
+    /// List the analyzers, with the codes they emit and the kinds they read, and exit
     #[arg(short = 'L', long)]
     pub list_analyzers: bool,
 
