@@ -4,6 +4,8 @@
 1,000 namespaces, 5,000 Pods plus 1,000 Deployments of 5 replicas (10,000 pods in all) and
 5,000 Services, spread over 10 files. About one namespace in ten is unlabelled, one pod in
 twenty lacks its proxy, one service port in eight has a bad name, so every analyzer has work.
+On top (issue 13): 2,000 VirtualServices, 2,000 DestinationRules, 200 Gateways, 500
+ServiceEntries and 200 Sidecars; one route in ten names a missing host or subset.
 Usage: gen_manifests.py OUT_DIR
 """
 import os
@@ -36,6 +38,7 @@ metadata:
   namespace: {ns}
   labels:
     app: app-{p}
+    team: {ns}
     version: v1
   annotations:
     sidecar.istio.io/status: '{{"containers":["istio-proxy"]}}'
@@ -78,6 +81,72 @@ spec:
       containers:
       - name: worker
         image: example/worker:1
+""")
+    # Traffic management: 2 VirtualServices and 2 DestinationRules per namespace, a Gateway and
+    # a Sidecar in every fifth, a ServiceEntry in every second.
+    for v in range(2):
+        host = f"svc-{v}" if (n + v) % 10 else f"svc-missing-{v}"
+        subset = "v1" if (n + v) % 7 else "v9"
+        gateways = "  gateways: [mesh, edge]\n" if n % 5 == 0 else ""
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: route-{v}
+  namespace: {ns}
+spec:
+  hosts: [svc-{v}]
+{gateways}  http:
+  - match: [{{uri: {{prefix: /api}}}}]
+    route:
+    - destination: {{host: {host}, subset: {subset}}}
+      weight: 90
+    - destination: {{host: svc-{v}, subset: v1}}
+      weight: 10
+  - route:
+    - destination: {{host: svc-{v}, subset: v1}}
+""")
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: svc-{v}
+  namespace: {ns}
+spec:
+  host: svc-{v}
+  trafficPolicy: {{tls: {{mode: ISTIO_MUTUAL}}}}
+  subsets:
+  - name: v1
+    labels: {{version: v1}}
+""")
+    if n % 5 == 0:
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata:
+  name: edge
+  namespace: {ns}
+spec:
+  selector: {{app: app-0, team: {ns}}}
+  servers:
+  - port: {{number: 8080, name: http, protocol: HTTP}}
+    hosts: ['./svc-0', './svc-1']
+""")
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata:
+  name: default
+  namespace: {ns}
+spec:
+  egress: [{{hosts: ['./*', 'istio-system/*']}}]
+""")
+    if n % 2 == 0:
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata:
+  name: external-{n}
+  namespace: {ns}
+spec:
+  hosts: [api-{n}.example.com]
+  ports: [{{number: 443, name: https, protocol: HTTPS}}]
+  resolution: DNS
 """)
 for f in files:
     f.close()

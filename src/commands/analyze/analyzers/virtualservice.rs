@@ -127,10 +127,10 @@ fn mirror_destinations(vs: &VirtualService) -> Vec<RouteDestination<'_>> {
 pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
     let hosts = ServiceHosts::new(input.snapshot, &input.config);
     let services = &input.config.virtual_services;
-    // VirtualServices with subset routes to one of their own hosts (for IST0140).
-    let mut with_subsets: Vec<(String, Vec<&str>)> = Vec::new();
+    // Host -> the VirtualServices with a subset route to that host, one of their own hosts
+    // (for IST0140; Istio compares the host strings as written).
+    let mut with_subsets: HashMap<&str, Vec<String>> = HashMap::new();
     for vs in services {
-        let mut dests = Vec::new();
         for http in &vs.spec.http {
             for r in &http.route {
                 if let Some(d) = &r.destination
@@ -138,14 +138,14 @@ pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
                 {
                     for h in &vs.spec.hosts {
                         if d.host == *h {
-                            dests.push(d.host.as_str());
+                            with_subsets
+                                .entry(d.host.as_str())
+                                .or_default()
+                                .push(full_name(vs.namespace(), vs.name()));
                         }
                     }
                 }
             }
-        }
-        if !dests.is_empty() {
-            with_subsets.push((full_name(vs.namespace(), vs.name()), dests));
         }
     }
     for vs in services {
@@ -174,20 +174,15 @@ pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
                 if !d.subset.is_empty() {
                     continue;
                 }
-                for (other, dests) in &with_subsets {
-                    for _ in dests.iter().filter(|h| **h == d.host) {
-                        out.push(Finding::new(
-                            messages::IST0140,
-                            at(
-                                vs,
-                                &format!(
-                                    "spec.{}[{rule}].route[{route}].destination.host",
-                                    http.name
-                                ),
-                            ),
-                            &[other.into(), Arg::from(&own)],
-                        ));
-                    }
+                for other in with_subsets.get(d.host.as_str()).into_iter().flatten() {
+                    out.push(Finding::new(
+                        messages::IST0140,
+                        at(
+                            vs,
+                            &format!("spec.{}[{rule}].route[{route}].destination.host", http.name),
+                        ),
+                        &[other.into(), Arg::from(&own)],
+                    ));
                 }
             }
         }
