@@ -39,16 +39,11 @@ const PLACES: &[(&str, &str, u8)] = &[
 
 /// Edges that point up or sideways today: (from unit, to unit). The list only shrinks: a new
 /// violation fails the test, and so does an entry that no longer occurs.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    ("commands::analyze", "commands::pod"),
-    ("commands::bootstrap", "commands::pod"),
-];
+const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
 /// Production files over the limit today (path, code lines at most). Only shrinks, like
 /// [`KNOWN_VIOLATIONS`].
-const KNOWN_LARGE: &[(&str, usize)] = &[
-    ("src/envoy/bootstrap.rs", 1350),
-];
+const KNOWN_LARGE: &[(&str, usize)] = &[("src/envoy/bootstrap.rs", 1350)];
 
 const MAX_CODE_LINES: usize = 800;
 

@@ -1,4 +1,5 @@
-//! Where snapshots come from: files, or a live cluster.
+//! Where snapshots come from: files, or a live cluster; one pod and its surroundings.
 
 pub mod files;
 pub mod live;
+pub mod pod;

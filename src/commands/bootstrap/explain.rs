@@ -21,7 +21,6 @@ use crate::commands::bootstrap::explanation::{
     LiveBootstrap, Status, Surroundings,
 };
 use crate::commands::bootstrap::{inputs, overlay};
-use crate::commands::pod::get_pod;
 use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
 use crate::exit;
@@ -36,6 +35,7 @@ use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
+use crate::source::pod::get_pod;
 
 pub const EXPLAIN_AFTER_HELP: &str = "\
 What it shows, each with its value, its source and a check:

@@ -754,8 +754,8 @@ fn override_row(
 #[cfg(test)]
 mod tests {
     use super::super::overlay::*;
-    use crate::envoy::bootstrap::{self, Bootstrap, Format};
     use super::*;
+    use crate::envoy::bootstrap::{self, Bootstrap, Format};
     use crate::formats::yaml;
 
     const GOLDEN: &str = "tests/fixtures/istio/injection-golden/native-sidecar.yaml.injected";

@@ -9,24 +9,18 @@ pub mod render;
 use std::time::Duration;
 
 use clap::Args;
-use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::Api;
 
-use crate::diagnosis::{self, Lookup, PodContext};
+use crate::diagnosis::{self};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
 use crate::formats::duration::parse_duration;
-use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
-use crate::kube::snapshot::Located;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::{self, ProbeOptions, ProbeResult};
 use crate::request::Global;
-use crate::source::live::{self, Cluster, ListError};
+use crate::source::live::{self, Cluster};
+use crate::source::pod;
 
 const AFTER_HELP: &str = "\
 What it checks:
@@ -126,84 +120,6 @@ fn pod_name(text: &str) -> Result<&str> {
     Ok(name)
 }
 
-/// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
-pub(crate) fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
-    match result {
-        Ok(Some(v)) => Lookup::Found(v),
-        Ok(None) => Lookup::Missing,
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
-    }
-}
-
-fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<T>> {
-    match result {
-        Ok(v) => Lookup::Found(v),
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
-    }
-}
-
-/// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
-pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
-    let c = cluster;
-    let istiod_pods = async {
-        let api: Api<Pod> = Api::namespaced(c.client.clone(), ISTIO_NAMESPACE);
-        let params = kube::api::ListParams::default().labels("app=istiod");
-        match tokio::time::timeout(c.timeout, api.list(&params)).await {
-            Err(_) => Err(ListError::Unreachable(format!(
-                "no answer within {:?}",
-                c.timeout
-            ))),
-            Ok(result) => result.map(|l| l.items).map_err(|e| live::classify(&e)),
-        }
-    };
-    let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
-        c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
-        c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
-        c.list_cluster::<MutatingWebhookConfiguration>(),
-        c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
-        c.list::<NetworkPolicy>(Some(namespace)),
-        c.get_opt(
-            Api::<ConfigMap>::namespaced(c.client.clone(), namespace),
-            ROOT_CERT_CONFIG_MAP
-        ),
-        istiod_pods,
-        c.get_opt(
-            Api::<ConfigMap>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
-            "istio"
-        ),
-    );
-    PodContext {
-        namespace: lookup(ns),
-        webhooks: match webhooks {
-            Ok(items) => Lookup::Found(items.into_iter().map(Located::new).collect()),
-            Err(ListError::Denied(r) | ListError::Unreachable(r)) => Lookup::Unknown(r),
-        },
-        istio_endpoint_slices: lookup_list(slices),
-        istio_namespace: lookup(istio_ns),
-        network_policies: lookup_list(policies),
-        root_cert: lookup(root_cert),
-        istiod_pods: lookup_list(istiods),
-        mesh_config: lookup(mesh),
-        now: Some(jiff::Timestamp::now()),
-    }
-}
-
-/// Reads one pod: a missing pod is bad input (65), a forbidden one an access problem (69).
-pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<Pod> {
-    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
-    match cluster.get_opt(api, name).await {
-        Ok(Some(pod)) => Ok(pod),
-        Ok(None) => Err(Error::Data(format!(
-            "pod {name} not found in namespace {namespace}"
-        ))),
-        Err(ListError::Denied(reason)) => Err(Error::Cluster(format!(
-            "cannot read pod {namespace}/{name} on {}: {reason}",
-            cluster.name
-        ))),
-        Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
-    }
-}
-
 /// Everything `pod NAME` produces, for callers that want the data rather than the text.
 pub struct PodReport {
     pub diagnosis: diagnosis::Diagnosis,
@@ -217,8 +133,8 @@ pub async fn examine(
     name: &str,
     options: Option<&ProbeOptions>,
 ) -> Result<PodReport> {
-    let pod = get_pod(cluster, namespace, name).await?;
-    let (context, probe) = tokio::join!(context(cluster, namespace), async {
+    let pod = pod::get_pod(cluster, namespace, name).await?;
+    let (context, probe) = tokio::join!(pod::context(cluster, namespace), async {
         match options {
             Some(options) => Some(probe::probe_pod(cluster, &pod, options).await),
             None => None,
@@ -288,15 +204,5 @@ mod tests {
         assert_eq!(pod_name("pods/web-1").unwrap(), "web-1");
         assert!(pod_name("deploy/web").is_err());
         assert!(pod_name("pod/").is_err());
-    }
-
-    #[test]
-    fn lookups() {
-        assert_eq!(lookup::<u8>(Ok(None)), Lookup::Missing);
-        assert_eq!(lookup(Ok(Some(1u8))), Lookup::Found(1));
-        assert_eq!(
-            lookup::<u8>(Err(ListError::Denied("forbidden".into()))),
-            Lookup::Unknown("forbidden".into())
-        );
     }
 }
