@@ -122,3 +122,11 @@ mod tests {
         assert_eq!(to_string(&json!([])), "[]\n");
     }
 }
+
+/// The YAML form of a JSON document a command renders (`-o yaml` next to `-o json`).
+pub fn from_json_text(text: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => to_string(&value),
+        Err(_) => text.to_string(),
+    }
+}
