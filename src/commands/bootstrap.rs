@@ -61,7 +61,7 @@ Examples:
   cat custom-bootstrap.yaml | kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json
 
 Exit codes:
-  0   no finding at or above the failure threshold (default: Error)
+  0   no finding at or above the failure threshold (default: Warning, as in every command)
   79  findings at or above the failure threshold (with every -o format)
   64  usage error (also: the Envoy given with --envoy cannot be run)
   65  the file cannot be read at all (missing, unreadable, not UTF-8 text)

@@ -360,12 +360,21 @@ fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// A file as messages name it: `-` is `<stdin>`, as in every command.
+fn shown(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
     let mut out = Vec::new();
     for (i, path) in args.syncz_files.iter().enumerate() {
         let text = read_text(path)?;
         let syncz = syncz::parse(&text).map_err(|e| Error::Parse {
-            location: path.display().to_string(),
+            location: shown(path),
             message: e.to_string(),
         })?;
         let identity = syncz.control_plane.clone();
@@ -374,16 +383,15 @@ fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
             .get(i)
             .cloned()
             .or_else(|| identity.as_ref().map(|c| c.id.clone()))
-            .unwrap_or_else(|| {
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "stdin".to_string())
+            .unwrap_or_else(|| match path.file_stem() {
+                Some(stem) if path != Path::new("-") => stem.to_string_lossy().into_owned(),
+                _ => "<stdin>".to_string(),
             });
         out.push(IstiodAnswer {
             name,
             version: identity.and_then(|c| c.version),
             revision: None,
-            via: format!("file {}", path.display()),
+            via: format!("file {}", shown(path)),
             syncz: Ok(syncz),
         });
     }
@@ -393,7 +401,7 @@ fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
 fn read_pods_file(path: &Path) -> Result<Vec<Pod>> {
     let text = read_text(path)?;
     let parse_error = |message: String| Error::Parse {
-        location: path.display().to_string(),
+        location: shown(path),
         message,
     };
     #[derive(serde::Deserialize)]
