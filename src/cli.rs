@@ -80,14 +80,8 @@ pub enum Command {
     ProxyStatus(crate::commands::proxy_status::ProxyStatusArgs),
     /// Client, control-plane (istiod per revision) and data-plane (proxy) versions
     Version(crate::commands::version::VersionArgs),
-    /// Print a shell completion script (bash, zsh, fish, powershell)
+    /// Print a shell completion script (bash, zsh, fish, powershell, or kubectl's plugin one)
     Completion(crate::commands::completion::CompletionArgs),
-    /// The kubectl plugin completion protocol (run by kubectl_complete-mesh_doctor)
-    #[command(name = "__complete", hide = true)]
-    Complete(crate::commands::completion::CompleteArgs),
-    /// Writes the man pages into a directory (used by scripts/release-archive.sh)
-    #[command(name = "__man", hide = true)]
-    Man(crate::commands::completion::ManArgs),
 }
 
 impl Command {
@@ -103,9 +97,7 @@ impl Command {
                 BootstrapCommand::Explain(a) => Some(&a.kube),
                 BootstrapCommand::Validate(_) => None,
             },
-            Command::Codes(_) | Command::Completion(_) | Command::Complete(_) | Command::Man(_) => {
-                None
-            }
+            Command::Codes(_) | Command::Completion(_) => None,
         }
     }
 }

@@ -7,7 +7,34 @@ use mesh_doctor::render::style::{Stream, Styles};
 use mesh_doctor::{commands, exit};
 
 fn main() -> ExitCode {
-    let (args, deprecations) = cli::rewrite_deprecated(std::env::args_os().collect());
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Not commands for people (so not in --help or the completion scripts): kubectl's plugin
+    // completion protocol, and the man pages for the release archive.
+    match argv.get(1).and_then(|a| a.to_str()) {
+        Some("__complete") => {
+            let words = argv[2..]
+                .iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect();
+            return run_plain(commands::completion::complete(words));
+        }
+        Some("__man") => {
+            let Some(dir) = argv.get(2) else {
+                eprintln!("usage: kubectl-mesh_doctor __man DIR");
+                return ExitCode::from(exit::USAGE);
+            };
+            let result = commands::completion::man(std::path::Path::new(dir));
+            return match result {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            };
+        }
+        _ => {}
+    }
+    let (args, deprecations) = cli::rewrite_deprecated(argv);
     let cli = match cli::parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -56,8 +83,6 @@ fn main() -> ExitCode {
             Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
             Command::Version(args) => commands::version::run(args, &global).await,
             Command::Completion(args) => commands::completion::run(args),
-            Command::Complete(args) => commands::completion::complete(args).await,
-            Command::Man(args) => commands::completion::man(args),
         }
     });
     match result {
@@ -88,4 +113,20 @@ fn init_logging(verbose: u8, colored: bool) {
         .with_ansi(colored)
         .with_target(false)
         .init();
+}
+
+/// Runs a future on a small runtime; errors are silent (completion must never print noise).
+fn run_plain(
+    future: impl std::future::Future<Output = mesh_doctor::error::Result<u8>>,
+) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => match rt.block_on(future) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => ExitCode::from(e.exit_code()),
+        },
+        Err(_) => ExitCode::from(exit::UNEXPECTED),
+    }
 }

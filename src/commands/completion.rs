@@ -64,19 +64,6 @@ pub struct CompletionArgs {
     pub shell: Shell,
 }
 
-#[derive(Debug, Args)]
-pub struct CompleteArgs {
-    /// The words after `mesh-doctor`; the last is the one being completed
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub words: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ManArgs {
-    /// The directory to write the man pages into
-    pub dir: PathBuf,
-}
-
 /// The script kubectl runs for `kubectl mesh-doctor <TAB>`: it hands the words to `__complete`.
 pub fn kubectl_script() -> String {
     format!(
@@ -102,18 +89,26 @@ pub fn script(shell: Shell) -> String {
         Shell::Powershell => clap_complete::Shell::PowerShell,
         Shell::Kubectl => return kubectl_script(),
     };
-    let mut command = crate::cli::command();
+    let mut command = crate::cli::command().name(BIN).bin_name(BIN);
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, BIN, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    let text = String::from_utf8_lossy(&out).into_owned();
+    if shell == clap_complete::Shell::Bash {
+        // clap_complete 4.6 names the root's case `kubectl__mesh_doctor` but the subcommands'
+        // `kubectl__subcmd__mesh_doctor__...` when the binary's name has a `-`: one name for both.
+        text.replace("kubectl__subcmd__mesh_doctor", "kubectl__mesh_doctor")
+    } else {
+        text
+    }
 }
 
-pub fn man(args: ManArgs) -> Result<u8> {
-    std::fs::create_dir_all(&args.dir)
-        .map_err(|e| Error::Usage(format!("cannot create {}: {e}", args.dir.display())))?;
+/// Writes one man page per command into `dir`.
+pub fn man(dir: &std::path::Path) -> Result<u8> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Usage(format!("cannot create {}: {e}", dir.display())))?;
     let mut command = crate::cli::command().name(BIN).bin_name(BIN);
     command.build();
-    write_pages(&command, BIN, &args.dir)?;
+    write_pages(&command, BIN, dir)?;
     Ok(exit::OK)
 }
 
@@ -325,8 +320,8 @@ pub fn wanted(root: &clap::Command, before: &[String], current: &str) -> Wanted 
     }
 }
 
-pub async fn complete(args: CompleteArgs) -> Result<u8> {
-    let mut words = args.words;
+/// `__complete WORDS...`: the words after `mesh-doctor`, the last one being completed.
+pub async fn complete(mut words: Vec<String>) -> Result<u8> {
     let current = words.pop().unwrap_or_default();
     let root = crate::cli::command();
     let pos = position(&root, &words);

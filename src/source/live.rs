@@ -215,24 +215,22 @@ fn current_context(global: &GlobalArgs) -> Option<String> {
 /// A kubeconfig that does not give a usable configuration: what is wrong, and what to do about
 /// it that fits every command (the contexts that exist, the flags that choose them).
 fn kubeconfig_error(message: &str, context: Option<&str>, names: &[String]) -> Error {
-    let advice = match context {
-        Some(wanted) if !names.iter().any(|n| n == wanted) => format!(
-            "context {wanted:?} is not in the kubeconfig; its contexts: {}",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        ),
-        _ if names.is_empty() => {
-            "the kubeconfig has no context: pass --kubeconfig or set KUBECONFIG".to_string()
-        }
-        _ => format!(
-            "choose one with --context NAME (contexts: {}), or pass --kubeconfig",
-            names.join(", ")
-        ),
+    let listed = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
     };
-    Error::Usage(format!("no usable kubeconfig: {message}; {advice}"))
+    match context {
+        Some(wanted) if !names.iter().any(|n| n == wanted) => Error::Usage(format!(
+            "context {wanted:?} is not in the kubeconfig (its contexts: {listed}); check --context, or pass --kubeconfig"
+        )),
+        _ if names.is_empty() => Error::Usage(format!(
+            "no usable kubeconfig: {message}; it has no context: pass --kubeconfig or set KUBECONFIG"
+        )),
+        _ => Error::Usage(format!(
+            "no usable kubeconfig: {message}; choose a context with --context NAME (its contexts: {listed}), or pass --kubeconfig"
+        )),
+    }
 }
 
 /// Why a list failed.
@@ -522,7 +520,7 @@ pub async fn snapshot_for_analyze(global: &GlobalArgs, all_namespaces: bool) -> 
         tracing::info!(
             cluster = %cluster.name,
             server = %cluster.server,
-            namespace = namespace.as_deref().unwrap_or("(all)"),
+            namespace = %namespace.as_deref().unwrap_or("(all)"),
             "reading cluster"
         );
         let snapshot = snapshot(&cluster, namespace.as_deref(), multi).await?;
