@@ -413,6 +413,89 @@ mod tests {
         assert!(notes.is_empty());
     }
 
+    /// Every command's help, for the vocabulary checks below.
+    fn all_commands() -> Vec<clap::Command> {
+        fn walk(cmd: &clap::Command, out: &mut Vec<clap::Command>) {
+            out.push(cmd.clone());
+            for sub in cmd.get_subcommands() {
+                walk(sub, out);
+            }
+        }
+        let mut root = command();
+        root.build();
+        let mut out = Vec::new();
+        walk(&root, &mut out);
+        out
+    }
+
+    #[test]
+    fn examples_fit_100_columns() {
+        for cmd in all_commands() {
+            for text in [cmd.get_after_help(), cmd.get_after_long_help()]
+                .into_iter()
+                .flatten()
+            {
+                for line in text.to_string().lines() {
+                    assert!(
+                        line.chars().count() <= 100,
+                        "{}: {} columns: {line}",
+                        cmd.get_name(),
+                        line.chars().count()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_vocabulary() {
+        const CLUSTER: &[&str] = &["analyze", "pod", "explain", "proxy-status", "version"];
+        for cmd in all_commands() {
+            let name = cmd.get_name().to_string();
+            if cmd.has_subcommands() {
+                continue;
+            }
+            let arg = |id: &str| cmd.get_arguments().find(|a| a.get_id() == id).cloned();
+            // Kubeconfig flags, under their heading, exactly on the commands that read a cluster.
+            let kube = arg("kubeconfig");
+            assert_eq!(kube.is_some(), CLUSTER.contains(&name.as_str()), "{name}");
+            if let Some(kube) = kube {
+                assert_eq!(kube.get_help_heading(), Some("Kubeconfig options"), "{name}");
+            }
+            // -o text|json|yaml on every command that prints a result.
+            if name != "completion" && name != "help" {
+                let output = arg("output").unwrap_or_else(|| panic!("{name}: no -o"));
+                let values: Vec<String> = output
+                    .get_possible_values()
+                    .iter()
+                    .map(|v| v.get_name().to_string())
+                    .collect();
+                for v in ["text", "json", "yaml"] {
+                    assert!(values.contains(&v.to_string()), "{name}: {values:?}");
+                }
+                assert_eq!(output.get_help_heading(), Some("Output options"), "{name}");
+            }
+            // --failure-threshold: Warning by default, values listed.
+            if let Some(threshold) = arg("failure_threshold") {
+                assert_eq!(
+                    threshold.get_default_values(),
+                    ["Warning"],
+                    "{name}: the default failure threshold"
+                );
+                assert_eq!(threshold.get_possible_values().len(), 3, "{name}");
+            }
+            // --probe / --no-probe together.
+            assert_eq!(arg("probe").is_some(), arg("no_probe").is_some(), "{name}");
+            // -v is the log flag everywhere (global), never a command's own.
+            assert!(
+                cmd.get_arguments()
+                    .filter(|a| a.get_short() == Some('v'))
+                    .all(|a| a.get_id() == "verbose"),
+                "{name}"
+            );
+        }
+    }
+
     #[test]
     fn cli_is_consistent() {
         use clap::CommandFactory;

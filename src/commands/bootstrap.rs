@@ -58,7 +58,7 @@ Examples:
   kubectl mesh-doctor bootstrap validate envoy-rev.json
 
   # a custom bootstrap from stdin, with a specific Envoy, as JSON for CI
-  cat custom-bootstrap.yaml | kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json
+  kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json < custom.yaml
 
 Exit codes:
   0   no finding at or above the failure threshold (default: Warning, as in every command)
