@@ -46,10 +46,11 @@ for f in kubectl-mesh_doctor kubectl_complete-mesh_doctor LICENSE README.md docs
   man/man1/kubectl-mesh_doctor.1 man/man1/kubectl-mesh_doctor-analyze.1; do
   if [[ -e "$work/unpacked/$f" ]]; then ok "archive holds $f"; else bad "archive lacks $f"; fi
 done
-if file "$work/unpacked/kubectl-mesh_doctor" | grep -q 'statically linked'; then
+kind="$(file "$work/unpacked/kubectl-mesh_doctor")"
+if [[ "$kind" == *"static-pie linked"* || "$kind" == *"statically linked"* ]]; then
   ok "binary is statically linked"
 else
-  bad "binary is not statically linked: $(file "$work/unpacked/kubectl-mesh_doctor")"
+  bad "binary is not statically linked: $kind"
 fi
 
 # ------------------------------------------------------------------ runc, empty root filesystem
@@ -128,10 +129,11 @@ else
   bad "krew install: $(cat "$work/krew.log")"
 fi
 version="$(awk -F'"' '/^version =/{print $2; exit}' Cargo.toml)"
-if kubectl mesh-doctor version --client 2>&1 | grep -qx "client version: $version"; then
+client="$(kubectl mesh-doctor version --client 2>&1 || true)"
+if [[ "$client" == "client version: $version" ]]; then
   ok "kubectl mesh-doctor runs after the krew install"
 else
-  bad "kubectl mesh-doctor version --client: $(kubectl mesh-doctor version --client 2>&1)"
+  bad "kubectl mesh-doctor version --client: $client"
 fi
 rc=0; kubectl mesh-doctor --kubeconfig "$kubeconfig" analyze -A --no-probe >/dev/null 2>"$work/stderr" || rc=$?
 if [[ $rc == 0 || $rc == 79 ]]; then ok "the krew-installed plugin reads the cluster (exit $rc)"; else bad "krew plugin analyze: exit $rc: $(cat "$work/stderr")"; fi
@@ -143,10 +145,11 @@ else
 fi
 # kubectl's plugin completion through the installed script (kubectl 1.26+).
 ln -s "$store/kubectl_complete-mesh_doctor" "$KREW_ROOT/bin/kubectl_complete-mesh_doctor"
-if kubectl __complete mesh-doctor "" 2>/dev/null | grep -qx 'analyze'; then
+offered="$(kubectl __complete mesh-doctor "" 2>/dev/null || true)"
+if grep -qx 'analyze' <<<"$offered"; then
   ok "kubectl __complete mesh-doctor offers the commands"
 else
-  bad "kubectl __complete mesh-doctor: $(kubectl __complete mesh-doctor "" 2>&1 | head -5)"
+  bad "kubectl __complete mesh-doctor: $offered"
 fi
 
 echo "release: $passed passed, $failed failed"
