@@ -52,7 +52,10 @@ fn unreachable_kubeconfig(dir: &Path) -> String {
 
 #[test]
 fn kubeconfig_flags_only_where_a_cluster_is_read() {
-    for args in [&["codes", "--help"][..], &["bootstrap", "validate", "--help"]] {
+    for args in [
+        &["codes", "--help"][..],
+        &["bootstrap", "validate", "--help"],
+    ] {
         let r = run(args);
         assert_eq!(r.code, 0);
         assert!(!r.stdout.contains("--kubeconfig"), "{args:?}");
@@ -68,7 +71,10 @@ fn kubeconfig_flags_only_where_a_cluster_is_read() {
         let r = run(args);
         let heading = r.stdout.find("Kubeconfig options:").expect("heading");
         let flag = r.stdout.find("--kubeconfig <PATH>").expect("flag");
-        assert!(flag > heading, "{args:?}: the kubeconfig flags are under their heading");
+        assert!(
+            flag > heading,
+            "{args:?}: the kubeconfig flags are under their heading"
+        );
         assert!(r.stdout.contains("Output options:"), "{args:?}");
     }
     let r = run(&["codes", "--kubeconfig", "x"]);
@@ -85,7 +91,11 @@ fn kubeconfig_flags_only_where_a_cluster_is_read() {
 fn help_lists_values_and_help_subcommand_works() {
     let r = run(&["help", "pod"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("[possible values: Info, Warning, Error]"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[possible values: Info, Warning, Error]"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("--no-probe"), "{}", r.stdout);
     let r = run(&["help", "bootstrap", "validate"]);
     assert_eq!(r.code, 0);
@@ -119,7 +129,11 @@ fn codes_lines_are_not_padded() {
         assert_eq!(line, line.trim_end(), "trailing spaces");
     }
     let json = run(&["codes", "-o", "json"]);
-    assert!(json.stdout.starts_with("[\n  {\n    \"code\""), "{}", json.stdout);
+    assert!(
+        json.stdout.starts_with("[\n  {\n    \"code\""),
+        "{}",
+        json.stdout
+    );
     let yaml = run(&["codes", "-o", "yaml"]);
     assert!(yaml.stdout.starts_with("- code: IST0"), "{}", yaml.stdout);
 }
@@ -141,7 +155,11 @@ fn logs_honour_color_and_print_values() {
     let r = run_env(&args, &[("CLICOLOR_FORCE", "1")]);
     assert!(r.stderr.contains("namespace=ux-crash"), "{}", r.stderr);
     assert!(!r.stderr.contains("Some("), "{}", r.stderr);
-    assert!(!r.stderr.contains('\u{1b}'), "no ANSI escapes with --color never: {:?}", r.stderr);
+    assert!(
+        !r.stderr.contains('\u{1b}'),
+        "no ANSI escapes with --color never: {:?}",
+        r.stderr
+    );
     let mut always = args.to_vec();
     always[7] = "always";
     let r = run(&always);
@@ -158,19 +176,27 @@ fn kubeconfig_list_is_merged_as_kubectl_merges_it() {
     assert_eq!(r.code, 69, "{}", r.stderr);
     assert!(r.stderr.contains("127.0.0.1:1"), "{}", r.stderr);
     // An unknown context: the contexts there are, and advice that fits the command.
-    let r = run_env(&["pod", "web", "--context", "nope"], &[("KUBECONFIG", &list)]);
+    let r = run_env(
+        &["pod", "web", "--context", "nope"],
+        &[("KUBECONFIG", &list)],
+    );
     assert_eq!(r.code, 64);
     assert!(
-        r.stderr.contains("context \"nope\" is not in the kubeconfig (its contexts: local)"),
+        r.stderr
+            .contains("context \"nope\" is not in the kubeconfig (its contexts: local)"),
         "{}",
         r.stderr
     );
     assert!(!r.stderr.contains("--use-kube"), "{}", r.stderr);
     // No file at all.
-    let r = run_env(&["pod", "web"], &[("KUBECONFIG", "/nonexistent/a:/nonexistent/b")]);
+    let r = run_env(
+        &["pod", "web"],
+        &[("KUBECONFIG", "/nonexistent/a:/nonexistent/b")],
+    );
     assert_eq!(r.code, 64);
     assert!(
-        r.stderr.contains("none of /nonexistent/a, /nonexistent/b exists"),
+        r.stderr
+            .contains("none of /nonexistent/a, /nonexistent/b exists"),
         "{}",
         r.stderr
     );

@@ -112,7 +112,9 @@ fn krew_manifest_is_valid() {
     assert!(script.contains(r#"name="kubectl-mesh-doctor-$version-x86_64-linux-static""#));
     let uri = doc["spec"]["platforms"][0]["uri"].as_str().unwrap();
     assert!(
-        uri.ends_with(&format!("/kubectl-mesh-doctor-{version}-x86_64-linux-static.tar.gz")),
+        uri.ends_with(&format!(
+            "/kubectl-mesh-doctor-{version}-x86_64-linux-static.tar.gz"
+        )),
         "{uri}"
     );
     // The description is for users: nothing about how a release is made.
