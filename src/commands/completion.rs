@@ -211,18 +211,19 @@ pub fn position(root: &clap::Command, before: &[String]) -> Position {
                     _ => {}
                 }
             }
-        } else if let Some(sub) = {
+        } else {
             let found = command
                 .get_subcommands()
                 .find(|s| s.get_name() == word || s.get_all_aliases().any(|a| a == word))
                 .cloned();
-            found
-        } {
-            pos.path.push(sub.get_name().to_string());
-            pos.positionals = 0;
-            command = sub;
-        } else {
-            pos.positionals += 1;
+            match found {
+                Some(sub) => {
+                    pos.path.push(sub.get_name().to_string());
+                    pos.positionals = 0;
+                    command = sub;
+                }
+                None => pos.positionals += 1,
+            }
         }
         i += 1;
     }

@@ -107,6 +107,14 @@ fn needs_quotes(s: &str) -> bool {
     s.contains(": ") || s.contains(" #") || s.ends_with(':') || s.chars().any(|c| c.is_control())
 }
 
+/// The YAML form of a JSON document a command renders (`-o yaml` next to `-o json`).
+pub fn from_json_text(text: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => to_string(&value),
+        Err(_) => text.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,13 +128,5 @@ mod tests {
             "- code: IST0103\n  message: \"The pod a/b is missing: x\"\n  count: 3\n  list:\n  - a\n  - \"1\"\n"
         );
         assert_eq!(to_string(&json!([])), "[]\n");
-    }
-}
-
-/// The YAML form of a JSON document a command renders (`-o yaml` next to `-o json`).
-pub fn from_json_text(text: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) => to_string(&value),
-        Err(_) => text.to_string(),
     }
 }
