@@ -198,7 +198,14 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
         }
         assert_eq!(run.code, 69, "{scope:?}: {}\n{}", run.stdout, run.stderr);
         assert!(
-            run.stderr.contains("skipped injection: cannot list pods"),
+            run.stderr.contains("skipped injection: it needs pods, which could not be listed"),
+            "{}",
+            run.stderr
+        );
+        // The denial itself is said once.
+        assert_eq!(
+            run.stderr.matches("cannot list resource \"pods\"").count(),
+            1,
             "{}",
             run.stderr
         );
@@ -230,11 +237,12 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     let skipped: Vec<&Value> = items.iter().filter(|i| i["level"] == "Skipped").collect();
     assert!(
         skipped.iter().any(|s| s["check"] == "injection"
-            && s["message"].as_str().unwrap().contains("cannot list pods")),
+            && s["message"].as_str().unwrap().contains("needs pods")),
         "{items:?}"
     );
     assert!(
-        skipped.iter().any(|s| s["check"] == "list pods"),
+        skipped.iter().any(|s| s["check"] == "list pods"
+            && s["message"].as_str().unwrap().contains("is forbidden")),
         "{items:?}"
     );
     let run = env.mesh_doctor(&[
@@ -258,7 +266,7 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
             .any(|n| n["message"]["text"]
                 .as_str()
                 .unwrap()
-                .contains("cannot list pods")),
+                .contains("skipped list pods: pods is forbidden")),
         "{invocation}"
     );
 }
