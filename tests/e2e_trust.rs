@@ -198,7 +198,8 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
         }
         assert_eq!(run.code, 69, "{scope:?}: {}\n{}", run.stdout, run.stderr);
         assert!(
-            run.stderr.contains("skipped injection: it needs pods, which could not be listed"),
+            run.stderr
+                .contains("skipped injection: it needs pods, which could not be listed"),
             "{}",
             run.stderr
         );
@@ -236,8 +237,10 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     let items: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
     let skipped: Vec<&Value> = items.iter().filter(|i| i["level"] == "Skipped").collect();
     assert!(
-        skipped.iter().any(|s| s["check"] == "injection"
-            && s["message"].as_str().unwrap().contains("needs pods")),
+        skipped
+            .iter()
+            .any(|s| s["check"] == "injection"
+                && s["message"].as_str().unwrap().contains("needs pods")),
         "{items:?}"
     );
     assert!(
