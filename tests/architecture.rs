@@ -26,6 +26,7 @@ const PLACES: &[(&str, &str, u8)] = &[
     ("source", "source", 8),
     ("probe", "probe", 9),
     ("request", "request", 10),
+    ("flags", "request", 10),
     ("commands", "commands", 11),
     ("commands::analyze", "commands::analyze", 11),
     ("commands::bootstrap", "commands::bootstrap", 11),

@@ -1,5 +1,6 @@
 //! Where snapshots come from: files, or a live cluster; one pod and its surroundings.
 
+pub mod dns;
 pub mod files;
 pub mod live;
 pub mod pod;
