@@ -22,4 +22,5 @@ pub mod source;
 // The resolved request, the commands, then the CLI.
 pub mod cli;
 pub mod commands;
+pub mod flags;
 pub mod request;

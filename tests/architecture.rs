@@ -26,6 +26,7 @@ const PLACES: &[(&str, &str, u8)] = &[
     ("source", "source", 8),
     ("probe", "probe", 9),
     ("request", "request", 10),
+    ("flags", "request", 10),
     ("commands", "commands", 11),
     ("commands::analyze", "commands::analyze", 11),
     ("commands::bootstrap", "commands::bootstrap", 11),
@@ -39,10 +40,7 @@ const PLACES: &[(&str, &str, u8)] = &[
 
 /// Edges that point up or sideways today: (from unit, to unit). The list only shrinks: a new
 /// violation fails the test, and so does an entry that no longer occurs.
-const KNOWN_VIOLATIONS: &[(&str, &str)] = &[
-    ("commands::analyze", "commands::pod"),
-    ("commands::bootstrap", "commands::pod"),
-];
+const KNOWN_VIOLATIONS: &[(&str, &str)] = &[];
 
 /// Production files over the limit today (path, code lines at most). Only shrinks, like
 /// [`KNOWN_VIOLATIONS`].

@@ -20,7 +20,7 @@ use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
-use crate::output::findings::pretty_tabs;
+use crate::output::findings::pretty_json;
 use crate::output::write;
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
@@ -47,9 +47,13 @@ Exit codes:
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum VersionFormat {
+    /// `client version: ...`, then one table per cluster
     #[default]
     Text,
+    /// One JSON document: the client, and per cluster its control and data plane
     Json,
+    /// The same document as YAML
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -60,8 +64,11 @@ pub struct VersionArgs {
     pub client: bool,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = VersionFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = VersionFormat::Text, help_heading = "Output options")]
     pub output: VersionFormat,
+
+    #[command(flatten)]
+    pub kube: crate::flags::KubeArgs,
 }
 
 /// One istiod Deployment.
@@ -387,7 +394,7 @@ pub fn render_json(clusters: Option<&[ClusterVersions]>) -> String {
             .collect();
         doc["clusters"] = Value::Array(items);
     }
-    let mut text = pretty_tabs(&doc);
+    let mut text = pretty_json(&doc);
     text.push('\n');
     text
 }
@@ -494,6 +501,7 @@ pub async fn run(args: VersionArgs, global: &Global) -> Result<u8> {
         let text = match args.output {
             VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
             VersionFormat::Json => render_json(None),
+            VersionFormat::Yaml => crate::formats::yaml_write::from_json_text(&render_json(None)),
         };
         write::stdout(&text).map_err(Error::Output)?;
         return Ok(exit::OK);
@@ -525,6 +533,9 @@ pub async fn run(args: VersionArgs, global: &Global) -> Result<u8> {
     let text = match args.output {
         VersionFormat::Text => render_text(&clusters),
         VersionFormat::Json => render_json(Some(&clusters)),
+        VersionFormat::Yaml => {
+            crate::formats::yaml_write::from_json_text(&render_json(Some(&clusters)))
+        }
     };
     write::stdout(&text).map_err(Error::Output)?;
     match failure {

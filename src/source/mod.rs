@@ -1,5 +1,7 @@
-//! Where snapshots come from: files, or a live cluster.
+//! Where snapshots come from: files, or a live cluster; one pod and its surroundings.
 
+pub mod dns;
 pub mod files;
 pub mod live;
 pub mod live_config;
+pub mod pod;

@@ -11,7 +11,6 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::Api;
 
 use crate::commands::analyze::analyzers::runtime::{self, Fetched};
-use crate::commands::pod::lookup;
 use crate::diagnosis;
 use crate::error::Result;
 use crate::findings::Finding;
@@ -21,6 +20,7 @@ use crate::kube::snapshot::{Located, Object, Snapshot};
 use crate::probe::{self, ProbeOptions, Probed};
 use crate::request::Global;
 use crate::source::live::{self, Cluster};
+use crate::source::pod::lookup;
 
 /// Sidecars probed at once: each probe holds a few port-forward streams and log requests.
 pub const CONCURRENCY: usize = 16;

@@ -21,7 +21,6 @@ use crate::commands::bootstrap::explanation::{
     LiveBootstrap, Status, Surroundings,
 };
 use crate::commands::bootstrap::{inputs, overlay};
-use crate::commands::pod::get_pod;
 use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
 use crate::exit;
@@ -29,13 +28,14 @@ use crate::formats::duration::parse_duration;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
-use crate::output::findings::pretty_tabs;
+use crate::output::findings::pretty_json;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
+use crate::source::pod::get_pod;
 
 pub const EXPLAIN_AFTER_HELP: &str = "\
 What it shows, each with its value, its source and a check:
@@ -83,6 +83,8 @@ pub enum ExplainFormat {
     Text,
     /// One JSON document: ingredients, override problems, notes, the live comparison, passed
     Json,
+    /// The same document as YAML
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -92,7 +94,7 @@ pub struct ExplainArgs {
     pub pod: String,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text, help_heading = "Output options")]
     pub output: ExplainFormat,
 
     /// Connect to the pod IP instead of port-forwarding through the API server (for running
@@ -103,6 +105,17 @@ pub struct ExplainArgs {
     /// Time allowed to connect to the admin port, and for /config_dump to answer
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub timeout: Duration,
+
+    /// Ask the running Envoy for its /config_dump to compare (the default)
+    #[arg(long, overrides_with = "no_probe")]
+    pub probe: bool,
+
+    /// Do not contact the proxy: explain from the API objects only (no live comparison)
+    #[arg(long, overrides_with = "probe")]
+    pub no_probe: bool,
+
+    #[command(flatten)]
+    pub kube: crate::flags::KubeArgs,
 }
 
 /// `NAME`, `pod/NAME` or `pods/NAME`.
@@ -155,6 +168,7 @@ pub async fn run(args: ExplainArgs, global: &Global) -> Result<u8> {
 
     let text = match args.output {
         ExplainFormat::Json => json_text(&explanation),
+        ExplainFormat::Yaml => crate::formats::yaml_write::from_json_text(&json_text(&explanation)),
         ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
     };
     write::stdout(&text).map_err(Error::Output)?;
@@ -273,6 +287,9 @@ async fn live_bootstrap(
     if let Some(reason) = not_running(pod) {
         return Err(reason);
     }
+    if args.no_probe {
+        return Err("not asked (--no-probe)".to_string());
+    }
     let limits = Limits {
         connect_timeout: args.timeout,
         request_timeout: args.timeout,
@@ -326,7 +343,7 @@ fn json_text(explanation: &Explanation) -> String {
     if let Value::Object(map) = &mut value {
         map.insert("passed".into(), Value::Bool(!explanation.failed()));
     }
-    let mut text = pretty_tabs(&value);
+    let mut text = pretty_json(&value);
     text.push('\n');
     text
 }

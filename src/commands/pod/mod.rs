@@ -9,24 +9,18 @@ pub mod render;
 use std::time::Duration;
 
 use clap::Args;
-use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::networking::v1::NetworkPolicy;
-use kube::Api;
 
-use crate::diagnosis::{self, Lookup, PodContext};
+use crate::diagnosis::{self};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
 use crate::formats::duration::parse_duration;
-use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
-use crate::kube::snapshot::Located;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::{self, ProbeOptions, ProbeResult};
 use crate::request::Global;
-use crate::source::live::{self, Cluster, ListError};
+use crate::source::live::{self, Cluster};
+use crate::source::pod;
 
 const AFTER_HELP: &str = "\
 What it checks:
@@ -72,6 +66,8 @@ pub enum PodFormat {
     Text,
     /// One JSON document with the verdict, findings, evidence, checks and raw probe results
     Json,
+    /// The same document as YAML
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -82,7 +78,7 @@ pub struct PodArgs {
     pub name: String,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = PodFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = PodFormat::Text, help_heading = "Output options")]
     pub output: PodFormat,
 
     /// Connect to the pod IP instead of port-forwarding through the API server (for running
@@ -95,21 +91,24 @@ pub struct PodArgs {
     pub timeout: Duration,
 
     /// The lowest finding level that makes the command exit 79
-    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Warning")]
+    #[arg(long, value_name = "LEVEL", value_parser = crate::flags::level_parser(), default_value = "Warning")]
     pub failure_threshold: Level,
 
+    /// Contact the proxy: admin port, 15021 and its logs (the default)
+    #[arg(long, overrides_with = "no_probe")]
+    pub probe: bool,
+
     /// Do not contact the proxy (no port-forward, no logs): judge from the API objects only
-    #[arg(long)]
+    #[arg(long, overrides_with = "probe")]
     pub no_probe: bool,
 
     /// Accept a partial result: exit 0 rather than 69 when something around the pod could not
     /// be read (RBAC, errors, timeouts) and no finding reaches the failure threshold
     #[arg(long)]
     pub allow_incomplete: bool,
-}
 
-fn parse_level(text: &str) -> Result<Level, String> {
-    Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
+    #[command(flatten)]
+    pub kube: crate::flags::KubeArgs,
 }
 
 /// `NAME`, `pod/NAME` or `pods/NAME`.
@@ -126,84 +125,6 @@ fn pod_name(text: &str) -> Result<&str> {
     Ok(name)
 }
 
-/// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
-pub(crate) fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
-    match result {
-        Ok(Some(v)) => Lookup::Found(v),
-        Ok(None) => Lookup::Missing,
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
-    }
-}
-
-fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<T>> {
-    match result {
-        Ok(v) => Lookup::Found(v),
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
-    }
-}
-
-/// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
-pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
-    let c = cluster;
-    let istiod_pods = async {
-        let api: Api<Pod> = Api::namespaced(c.client.clone(), ISTIO_NAMESPACE);
-        let params = kube::api::ListParams::default().labels("app=istiod");
-        match tokio::time::timeout(c.timeout, api.list(&params)).await {
-            Err(_) => Err(ListError::Unreachable(format!(
-                "no answer within {:?}",
-                c.timeout
-            ))),
-            Ok(result) => result.map(|l| l.items).map_err(|e| live::classify(&e)),
-        }
-    };
-    let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
-        c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
-        c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
-        c.list_cluster::<MutatingWebhookConfiguration>(),
-        c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
-        c.list::<NetworkPolicy>(Some(namespace)),
-        c.get_opt(
-            Api::<ConfigMap>::namespaced(c.client.clone(), namespace),
-            ROOT_CERT_CONFIG_MAP
-        ),
-        istiod_pods,
-        c.get_opt(
-            Api::<ConfigMap>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
-            "istio"
-        ),
-    );
-    PodContext {
-        namespace: lookup(ns),
-        webhooks: match webhooks {
-            Ok(items) => Lookup::Found(items.into_iter().map(Located::new).collect()),
-            Err(ListError::Denied(r) | ListError::Unreachable(r)) => Lookup::Unknown(r),
-        },
-        istio_endpoint_slices: lookup_list(slices),
-        istio_namespace: lookup(istio_ns),
-        network_policies: lookup_list(policies),
-        root_cert: lookup(root_cert),
-        istiod_pods: lookup_list(istiods),
-        mesh_config: lookup(mesh),
-        now: Some(jiff::Timestamp::now()),
-    }
-}
-
-/// Reads one pod: a missing pod is bad input (65), a forbidden one an access problem (69).
-pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<Pod> {
-    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
-    match cluster.get_opt(api, name).await {
-        Ok(Some(pod)) => Ok(pod),
-        Ok(None) => Err(Error::Data(format!(
-            "pod {name} not found in namespace {namespace}"
-        ))),
-        Err(ListError::Denied(reason)) => Err(Error::Cluster(format!(
-            "cannot read pod {namespace}/{name} on {}: {reason}",
-            cluster.name
-        ))),
-        Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
-    }
-}
-
 /// Everything `pod NAME` produces, for callers that want the data rather than the text.
 pub struct PodReport {
     pub diagnosis: diagnosis::Diagnosis,
@@ -217,8 +138,8 @@ pub async fn examine(
     name: &str,
     options: Option<&ProbeOptions>,
 ) -> Result<PodReport> {
-    let pod = get_pod(cluster, namespace, name).await?;
-    let (context, probe) = tokio::join!(context(cluster, namespace), async {
+    let pod = pod::get_pod(cluster, namespace, name).await?;
+    let (context, probe) = tokio::join!(pod::context(cluster, namespace), async {
         match options {
             Some(options) => Some(probe::probe_pod(cluster, &pod, options).await),
             None => None,
@@ -251,6 +172,10 @@ pub async fn run(args: PodArgs, global: &Global) -> Result<u8> {
     .await?;
     let text = match args.output {
         PodFormat::Json => render::json_text(&report.diagnosis, report.probe.as_ref()),
+        PodFormat::Yaml => crate::formats::yaml_write::to_string(&render::json(
+            &report.diagnosis,
+            report.probe.as_ref(),
+        )),
         PodFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render::text(&report.diagnosis, report.probe.as_ref(), &styles)
@@ -288,15 +213,5 @@ mod tests {
         assert_eq!(pod_name("pods/web-1").unwrap(), "web-1");
         assert!(pod_name("deploy/web").is_err());
         assert!(pod_name("pod/").is_err());
-    }
-
-    #[test]
-    fn lookups() {
-        assert_eq!(lookup::<u8>(Ok(None)), Lookup::Missing);
-        assert_eq!(lookup(Ok(Some(1u8))), Lookup::Found(1));
-        assert_eq!(
-            lookup::<u8>(Err(ListError::Denied("forbidden".into()))),
-            Lookup::Unknown("forbidden".into())
-        );
     }
 }

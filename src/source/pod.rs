@@ -1,0 +1,109 @@
+//! One pod and what is around it, read from the cluster: the pod itself, and the
+//! [`PodContext`] its diagnosis needs (namespace, injection webhooks, istiod's EndpointSlices,
+//! NetworkPolicies, root-cert ConfigMap). Shared by `pod`, `bootstrap explain` and `analyze`'s
+//! runtime checks; a read that fails is recorded as unknown, never fatal.
+
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::Api;
+
+use crate::diagnosis::{Lookup, PodContext};
+use crate::error::{Error, Result};
+use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
+use crate::kube::snapshot::Located;
+use crate::source::live::{self, Cluster, ListError};
+
+/// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
+pub fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
+    match result {
+        Ok(Some(v)) => Lookup::Found(v),
+        Ok(None) => Lookup::Missing,
+        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+    }
+}
+
+pub fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<T>> {
+    match result {
+        Ok(v) => Lookup::Found(v),
+        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+    }
+}
+
+/// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
+pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
+    let c = cluster;
+    let istiod_pods = async {
+        let api: Api<Pod> = Api::namespaced(c.client.clone(), ISTIO_NAMESPACE);
+        let params = kube::api::ListParams::default().labels("app=istiod");
+        match tokio::time::timeout(c.timeout, api.list(&params)).await {
+            Err(_) => Err(ListError::Unreachable(format!(
+                "no answer within {:?}",
+                c.timeout
+            ))),
+            Ok(result) => result.map(|l| l.items).map_err(|e| live::classify(&e)),
+        }
+    };
+    let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
+        c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
+        c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
+        c.list_cluster::<MutatingWebhookConfiguration>(),
+        c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
+        c.list::<NetworkPolicy>(Some(namespace)),
+        c.get_opt(
+            Api::<ConfigMap>::namespaced(c.client.clone(), namespace),
+            ROOT_CERT_CONFIG_MAP
+        ),
+        istiod_pods,
+        c.get_opt(
+            Api::<ConfigMap>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
+            "istio"
+        ),
+    );
+    PodContext {
+        namespace: lookup(ns),
+        webhooks: match webhooks {
+            Ok(items) => Lookup::Found(items.into_iter().map(Located::new).collect()),
+            Err(ListError::Denied(r) | ListError::Unreachable(r)) => Lookup::Unknown(r),
+        },
+        istio_endpoint_slices: lookup_list(slices),
+        istio_namespace: lookup(istio_ns),
+        network_policies: lookup_list(policies),
+        root_cert: lookup(root_cert),
+        istiod_pods: lookup_list(istiods),
+        mesh_config: lookup(mesh),
+        now: Some(jiff::Timestamp::now()),
+    }
+}
+
+/// Reads one pod: a missing pod is bad input (65), a forbidden one an access problem (69).
+pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<Pod> {
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
+    match cluster.get_opt(api, name).await {
+        Ok(Some(pod)) => Ok(pod),
+        Ok(None) => Err(Error::Data(format!(
+            "pod {name} not found in namespace {namespace}"
+        ))),
+        Err(ListError::Denied(reason)) => Err(Error::Cluster(format!(
+            "cannot read pod {namespace}/{name} on {}: {reason}",
+            cluster.name
+        ))),
+        Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups() {
+        assert_eq!(lookup::<u8>(Ok(None)), Lookup::Missing);
+        assert_eq!(lookup(Ok(Some(1u8))), Lookup::Found(1));
+        assert_eq!(
+            lookup::<u8>(Err(ListError::Denied("forbidden".into()))),
+            Lookup::Unknown("forbidden".into())
+        );
+    }
+}
