@@ -285,8 +285,8 @@ testenv_log "kube-apiserver: starting ($KUBE_APISERVER_BIN)"
 start_bg "$D/kube-apiserver.pid" "$D/kube-apiserver.log" "$KUBE_APISERVER_BIN" \
   --etcd-servers "$ETCD_URL" \
   --etcd-prefix "$TESTENV_ETCD_PREFIX" \
-  --bind-address 127.0.0.1 \
-  --advertise-address 127.0.0.1 \
+  --bind-address "$TESTENV_APISERVER_IP" \
+  --advertise-address "$TESTENV_APISERVER_IP" \
   --secure-port "$TESTENV_APISERVER_PORT" \
   --cert-dir "$D/pki" \
   --tls-cert-file "$D/pki/apiserver.crt" \

@@ -1,4 +1,4 @@
-// CoreDNS with only the plugins the real-node test environment uses (errors, health,
+// CoreDNS with only the plugins the real-node test environment uses (bind, errors, health,
 // ready, log, cache, hosts, kubernetes, forward, loop, reload): the full plugin set pulls
 // in cloud SDKs (route53, azure, clouddns) that would triple the build time.
 package main
@@ -6,6 +6,7 @@ package main
 import (
 	"github.com/coredns/coredns/coremain"
 
+	_ "github.com/coredns/coredns/plugin/bind"
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/forward"
