@@ -79,6 +79,21 @@ if [[ -e "/var/run/netns/$REAL_NETNS" ]]; then
 fi
 ip link del "$REAL_VETH_HOST" 2>/dev/null
 
+# the host's kernel settings the kubelet changed, once no other real node runs
+SYSCTL_SAVE=/tmp/mesh-doctor-node-sysctl.orig
+if [[ -s "$SYSCTL_SAVE" ]]; then
+  others=0
+  for k in /tmp/mesh-doctor-testenv*/kubelet.pid; do
+    [[ -s "$k" ]] && kill -0 "$(cat "$k")" 2>/dev/null && others=1
+  done
+  if [[ $others == 0 ]]; then
+    while IFS=' =' read -r key value; do
+      [[ -n "$key" ]] && sysctl -qw "$key=$value" 2>/dev/null
+    done <"$SYSCTL_SAVE"
+    rm -f "$SYSCTL_SAVE"
+  fi
+fi
+
 # never rm -rf through a mount that would not go away
 if [[ -d "$D" ]] && awk -v d="$D/" 'index($5, d) == 1 {found=1} END {exit !found}' /proc/self/mountinfo; then
   testenv_log "mounts are left under $D: keeping it (KEEP=1)"

@@ -137,6 +137,13 @@ in_node sysctl -qw net.bridge.bridge-nf-call-iptables=1 2>/dev/null \
 testenv_log "control plane (up.sh, TESTENV_REAL=1)"
 TESTENV_REAL=1 "$TESTENV_SRC/up.sh" >"$D/up.env"
 
+# The kubelet sets vm.overcommit_memory=1, kernel.panic=10, kernel.panic_on_oops=1 (it has no
+# setting to leave them alone but to fail on them): keep the host's values for node-down.sh.
+SYSCTL_SAVE=/tmp/mesh-doctor-node-sysctl.orig
+if [[ ! -s "$SYSCTL_SAVE" ]]; then
+  sysctl vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops >"$SYSCTL_SAVE" 2>/dev/null || true
+fi
+
 # ---------------------------------------------------------------- cgroups
 # Pods go under /$REAL_CGROUP in every cgroup v1 hierarchy (kubelet cgroupRoot), so
 # node-down.sh can remove exactly what this node made.
@@ -209,7 +216,8 @@ state = "$D/containerd/state"
 EOF
 testenv_log "containerd: starting ($(containerd --version | awk '{print $3}'))"
 start_in_node "$D/containerd.pid" "$D/containerd.log" containerd --config "$D/containerd/config.toml"
-wait_for containerd 30 "$D/containerd.pid" ctr --address "$CTR_SOCK" version
+ctr_up() { ctr --address "$CTR_SOCK" version >/dev/null 2>&1; }
+wait_for containerd 30 "$D/containerd.pid" ctr_up
 for img in "$TESTENV_IMAGES"/*.tar; do
   ctr_k8s image import --no-unpack=false "$img" >/dev/null 2>&1 || ctr_k8s image import "$img" >/dev/null
 done

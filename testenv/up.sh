@@ -375,6 +375,9 @@ EOF
 # ---------------------------------------------------------------- kube-controller-manager (optional)
 if [[ "$TESTENV_KCM" == 1 ]]; then
   [[ -x "$KUBE_CONTROLLER_MANAGER_BIN" ]] || testenv_die "TESTENV_KCM=1 but $KUBE_CONTROLLER_MANAGER_BIN is missing: run testenv/build.sh --kcm"
+  kcm_controllers='*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-persistentvolume-attach-detach-controller'
+  # a real kubelet registers its node tainted not-ready: the node lifecycle controller lifts it
+  [[ "$TESTENV_REAL" == 1 ]] && kcm_controllers="${kcm_controllers/,-node-lifecycle-controller/}"
   testenv_log "kube-controller-manager: starting ($KUBE_CONTROLLER_MANAGER_BIN)"
   # No serving port (--secure-port 0); node lifecycle/IPAM off so kwok nodes are never tainted or evicted.
   start_bg "$D/kube-controller-manager.pid" "$D/kube-controller-manager.log" "$KUBE_CONTROLLER_MANAGER_BIN" \
@@ -385,7 +388,7 @@ if [[ "$TESTENV_KCM" == 1 ]]; then
     --service-account-private-key-file "$D/pki/sa.key" \
     --root-ca-file "$D/pki/ca.crt" \
     --service-cluster-ip-range "$TESTENV_SERVICE_CIDR" \
-    --controllers '*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-persistentvolume-attach-detach-controller'
+    --controllers "$kcm_controllers"
   default_sa() { kc -n default get serviceaccount default >/dev/null 2>&1; }
   wait_for "kube-controller-manager (default ServiceAccount)" 60 "$D/kube-controller-manager.pid" default_sa
   testenv_log "kube-controller-manager: running"
