@@ -93,12 +93,13 @@ fn real_healthy_mesh_matches_istioctl() {
     for p in &pods {
         let want = format!("{p}.{ns}");
         assert!(ours.iter().any(|n| n == &want || n == p), "{want} not in {ours:?}");
+        // istioctl 1.31 lists the subscribed types, no per-type state: listed is connected.
         let line = oracle
             .stdout
             .lines()
             .find(|l| l.starts_with(&want))
             .unwrap_or_else(|| panic!("istioctl does not list {want}:\n{}", oracle.stdout));
-        assert!(line.contains("SYNCED"), "{line}");
+        assert!(line.contains("istiod-"), "{line}");
     }
     let text = env.mesh_doctor(&["proxy-status", "-n", &ns]);
     for p in &pods {
@@ -191,14 +192,18 @@ data:
 {}",
         app_pod(&ns, "crash", &[("sidecar.istio.io/bootstrapOverride", "drift")])
     ));
-    env.wait_pod(&ns, "crash", "crash-looping", Duration::from_secs(180), |p| {
+    // What the kubelet really shows for a native sidecar whose Envoy exits: pilot-agent
+    // logs "Envoy exited with error" and itself exits 0, so istio-proxy is restarted with
+    // back-off and reads `Terminated: Completed (exit code 0)` with a growing restartCount;
+    // `kubectl get pod` says PodInitializing, not CrashLoopBackOff.
+    env.wait_pod(&ns, "crash", "restarting", Duration::from_secs(180), |p| {
         container_status(p, "istio-proxy").is_some_and(|s| {
-            s["restartCount"].as_i64().unwrap_or(0) >= 2
-                && s["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+            s["restartCount"].as_i64().unwrap_or(0) >= 2 && !s["state"]["running"].is_object()
         })
     });
-    let previous = env.kubectl(&["-n", &ns, "logs", "crash", "-c", "istio-proxy", "--previous"]);
-    assert!(previous.contains("Unknown gRPC client cluster 'xds_grpc'"), "{previous}");
+    let log = env.kubectl(&["-n", &ns, "logs", "crash", "-c", "istio-proxy"]);
+    assert!(log.contains("Unknown gRPC client cluster 'xds_grpc'"), "{log}");
+    assert!(log.contains("Envoy exited with error"), "{log}");
 
     let (doc, run) = pod_doc(&env, &ns, "crash");
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
@@ -206,7 +211,7 @@ data:
     assert!(codes(&doc).contains(&"MD0101".to_string()), "{doc:#}");
     let evidence = doc["evidence"].to_string();
     assert!(
-        evidence.contains("logs (previous)") && evidence.contains("Unknown gRPC client cluster 'xds_grpc'"),
+        evidence.contains("logs (") && evidence.contains("Unknown gRPC client cluster 'xds_grpc'"),
         "{evidence}"
     );
     let text = env.mesh_doctor(&["pod", "crash", "-n", &ns]);
@@ -239,6 +244,8 @@ fn real_sidecar_that_cannot_reach_istiod_is_waiting() {
     std::thread::sleep(Duration::from_secs(5));
     let pod = env.pod(&ns, "lost");
     assert_eq!(condition(&pod, "Ready"), Some("False"));
+    // a native sidecar that never passes its startup probe holds the app back
+    assert_eq!(container_status(&pod, "app").unwrap()["state"]["waiting"]["reason"], "PodInitializing");
     assert_eq!(container_status(&pod, "istio-proxy").unwrap()["ready"], false);
 
     let (doc, run) = pod_doc(&env, &ns, "lost");
@@ -247,7 +254,10 @@ fn real_sidecar_that_cannot_reach_istiod_is_waiting() {
     assert!(codes(&doc).contains(&"MD0102".to_string()), "{doc:#}");
     let admin = &doc["probe"]["admin"];
     assert_eq!(admin["serverInfo"]["ok"]["state"], "PRE_INITIALIZING", "{admin:#}");
-    assert_eq!(admin["health"]["ok"]["status"], 503, "{admin:#}");
+    // Envoy opens no listener (15021 included) before it has its configuration: the
+    // kubelet's probe and mesh-doctor's both get connection refused, not a 503.
+    assert_eq!(admin["health"]["error"]["kind"], "refused", "{admin:#}");
+    assert_eq!(admin["ready"]["ok"]["status"], 503, "{admin:#}");
     assert_eq!(check(&doc, "istiod has ready endpoints"), Some("pass"), "{doc:#}");
     let text = env.mesh_doctor(&["pod", "lost", "-n", &ns]);
     for want in ["waiting for istiod", "PRE_INITIALIZING", "Checked causes"] {
@@ -255,11 +265,10 @@ fn real_sidecar_that_cannot_reach_istiod_is_waiting() {
     }
 }
 
-/// The proxy killed by the kernel for memory, and a proxy image that does not exist: neither
-/// is a bootstrap crash.
+/// The proxy killed by the kernel for memory (a 12Mi limit): not a bootstrap crash.
 #[test]
 #[ignore = "needs the real node with Istio: scripts/test-all.sh"]
-fn real_oom_killed_and_missing_image_are_not_bootstrap_crashes() {
+fn real_oom_killed_proxy_is_not_a_bootstrap_crash() {
     let env = real_env();
     let ns = injected(&env, "real-oom");
     env.apply(&app_pod(
@@ -270,20 +279,32 @@ fn real_oom_killed_and_missing_image_are_not_bootstrap_crashes() {
             ("sidecar.istio.io/proxyMemory", "12Mi"),
         ],
     ));
+    let oom = env.wait_pod(&ns, "oom", "OOMKilled", Duration::from_secs(180), |p| {
+        container_status(p, "istio-proxy")
+            .is_some_and(|s| {
+                s["lastState"]["terminated"]["reason"] == "OOMKilled"
+                    && s["restartCount"].as_i64().unwrap_or(0) >= 3
+            })
+    });
+    let _ = oom;
+    let (doc, _) = pod_doc(&env, &ns, "oom");
+    assert_ne!(doc["verdict"]["kind"], "bootstrap-crash", "{doc:#}");
+    assert!(!codes(&doc).contains(&"MD0101".to_string()), "{doc:#}");
+    assert!(doc.to_string().contains("OOMKilled"), "{doc:#}");
+}
+
+/// A proxy image that does not exist: istio-init (same image) cannot be pulled, the pod
+/// shows Init:ImagePullBackOff; not a bootstrap crash.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_missing_proxy_image_is_not_a_bootstrap_crash() {
+    let env = real_env();
+    let ns = injected(&env, "real-noimg");
     env.apply(&app_pod(
         &ns,
         "noimage",
         &[("sidecar.istio.io/proxyImage", "localhost/mesh-doctor/proxyv2:does-not-exist")],
     ));
-    let oom = env.wait_pod(&ns, "oom", "OOMKilled", Duration::from_secs(180), |p| {
-        container_status(p, "istio-proxy")
-            .is_some_and(|s| s["lastState"]["terminated"]["reason"] == "OOMKilled")
-    });
-    let _ = oom;
-    let (doc, _) = pod_doc(&env, &ns, "oom");
-    assert_ne!(doc["verdict"]["kind"], "bootstrap-crash", "{doc:#}");
-    assert!(doc.to_string().contains("OOMKilled"), "{doc:#}");
-
     env.wait_pod(&ns, "noimage", "ImagePullBackOff", Duration::from_secs(120), |p| {
         ["istio-init", "istio-proxy"].iter().any(|c| {
             container_status(p, c).is_some_and(|s| {
@@ -293,5 +314,10 @@ fn real_oom_killed_and_missing_image_are_not_bootstrap_crashes() {
     });
     let (doc, _) = pod_doc(&env, &ns, "noimage");
     assert_ne!(doc["verdict"]["kind"], "bootstrap-crash", "{doc:#}");
+    assert!(!codes(&doc).contains(&"MD0101".to_string()), "{doc:#}");
     assert!(doc.to_string().contains("does-not-exist"), "{doc:#}");
+    // What a person reads off the pod: the proxy image cannot be pulled (istio-init, the
+    // first container to use it, is in ImagePullBackOff), not just "PodInitializing".
+    let said = format!("{} {}", doc["verdict"], doc["evidence"]);
+    assert!(said.contains("ImagePullBackOff") || said.contains("ErrImagePull"), "{doc:#}");
 }
