@@ -20,11 +20,24 @@ struct IstiodBack<'a>(&'a TestEnv);
 impl Drop for IstiodBack<'_> {
     fn drop(&mut self) {
         let _ = self.0.kubectl_run(
-            &["-n", "istio-system", "scale", "deploy/istiod", "--replicas=1"],
+            &[
+                "-n",
+                "istio-system",
+                "scale",
+                "deploy/istiod",
+                "--replicas=1",
+            ],
             None,
         );
         let _ = self.0.kubectl_run(
-            &["-n", "istio-system", "rollout", "status", "deploy/istiod", "--timeout=180s"],
+            &[
+                "-n",
+                "istio-system",
+                "rollout",
+                "status",
+                "deploy/istiod",
+                "--timeout=180s",
+            ],
             None,
         );
     }
@@ -49,11 +62,19 @@ fn real_istiod_scaled_to_zero() {
     let env = real_env();
     let ns = env.namespace("real-down", &["istio-injection=enabled"]);
     env.apply(&app_deployment(&ns, "web", 1));
-    env.kubectl(&["-n", &ns, "rollout", "status", "deploy/web", "--timeout=180s"]);
-    let running = env.get_json(&["pods", "-n", &ns, "-l", "app=web"])["items"][0]["metadata"]["name"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    env.kubectl(&[
+        "-n",
+        &ns,
+        "rollout",
+        "status",
+        "deploy/web",
+        "--timeout=180s",
+    ]);
+    let running =
+        env.get_json(&["pods", "-n", &ns, "-l", "app=web"])["items"][0]["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string();
 
     // A pod injected offline by istioctl kube-inject (it asks the running istiod for the
     // template), for a namespace that will be created while istiod is down.
@@ -63,10 +84,20 @@ fn real_istiod_scaled_to_zero() {
     std::fs::write(&file, &pod_yaml).unwrap();
     let injected = env.istioctl(&["kube-inject", "-f", file.to_str().unwrap()]);
     assert_eq!(injected.code, 0, "{}", injected.stderr);
-    assert!(injected.stdout.contains("istio-proxy"), "{}", injected.stdout);
+    assert!(
+        injected.stdout.contains("istio-proxy"),
+        "{}",
+        injected.stdout
+    );
 
     let _back = IstiodBack(&env);
-    env.kubectl(&["-n", "istio-system", "scale", "deploy/istiod", "--replicas=0"]);
+    env.kubectl(&[
+        "-n",
+        "istio-system",
+        "scale",
+        "deploy/istiod",
+        "--replicas=0",
+    ]);
     env.wait_for("istiod pods gone", Duration::from_secs(120), || {
         let pods = env.get_json(&["pods", "-n", "istio-system", "-l", "app=istiod"]);
         pods["items"].as_array().unwrap().is_empty().then_some(())
@@ -80,7 +111,13 @@ fn real_istiod_scaled_to_zero() {
     // The rollout: the webhook cannot be called, the ReplicaSet says so in FailedCreate events.
     env.kubectl(&["-n", &ns, "scale", "deploy/web", "--replicas=2"]);
     let event = env.wait_for("FailedCreate event", Duration::from_secs(120), || {
-        let events = env.get_json(&["events", "-n", &ns, "--field-selector", "reason=FailedCreate"]);
+        let events = env.get_json(&[
+            "events",
+            "-n",
+            &ns,
+            "--field-selector",
+            "reason=FailedCreate",
+        ]);
         events["items"]
             .as_array()
             .unwrap()
@@ -102,13 +139,25 @@ fn real_istiod_scaled_to_zero() {
 
     // The pod that was running keeps running with its sidecar.
     let pod = env.pod(&ns, &running);
-    assert_eq!(condition(&pod, "Ready"), Some("True"), "{:#}", pod["status"]);
-    assert_eq!(container_status(&pod, "istio-proxy").unwrap()["ready"], true);
+    assert_eq!(
+        condition(&pod, "Ready"),
+        Some("True"),
+        "{:#}",
+        pod["status"]
+    );
+    assert_eq!(
+        container_status(&pod, "istio-proxy").unwrap()["ready"],
+        true
+    );
 
     // The pod without its root certificate.
-    let stuck = env.wait_pod(&late, "nocert", "ContainerCreating", Duration::from_secs(60), |p| {
-        p["status"]["phase"] == "Pending"
-    });
+    let stuck = env.wait_pod(
+        &late,
+        "nocert",
+        "ContainerCreating",
+        Duration::from_secs(60),
+        |p| p["status"]["phase"] == "Pending",
+    );
     std::thread::sleep(Duration::from_secs(3));
     let events = env.kubectl(&["get", "events", "-n", &late]);
     assert!(events.contains("istio-ca-root-cert"), "{events}");
@@ -124,4 +173,5 @@ fn real_istiod_scaled_to_zero() {
     // istiod back: it writes the certificate, and the stuck pod starts.
     drop(_back);
     env.wait_ready(&late, "nocert");
+    env.delete_namespaces(&[&ns, &late]);
 }

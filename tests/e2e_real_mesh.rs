@@ -10,7 +10,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::real::{app_deployment, app_pod, condition, container_names, container_status, real_env};
+use common::real::{
+    app_deployment, app_pod, condition, container_names, container_status, real_env,
+};
 use common::{Run, TestEnv};
 use serde_json::Value;
 
@@ -24,12 +26,20 @@ fn json(run: &Run) -> Value {
 fn codes(doc: &Value) -> Vec<String> {
     doc["findings"]
         .as_array()
-        .map(|a| a.iter().map(|f| f["code"].as_str().unwrap().to_string()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|f| f["code"].as_str().unwrap().to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn check<'a>(doc: &'a Value, name: &str) -> Option<&'a str> {
-    doc["checks"].as_array()?.iter().find(|c| c["name"] == name)?["status"].as_str()
+    doc["checks"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)?["status"]
+        .as_str()
 }
 
 fn pod_doc(env: &TestEnv, ns: &str, pod: &str) -> (Value, Run) {
@@ -51,7 +61,14 @@ fn real_healthy_mesh_matches_istioctl() {
     let env = real_env();
     let ns = injected(&env, "real-ok");
     env.apply(&app_deployment(&ns, "web", 2));
-    env.kubectl(&["-n", &ns, "rollout", "status", "deploy/web", "--timeout=180s"]);
+    env.kubectl(&[
+        "-n",
+        &ns,
+        "rollout",
+        "status",
+        "deploy/web",
+        "--timeout=180s",
+    ]);
     let pods: Vec<String> = env.get_json(&["pods", "-n", &ns, "-l", "app=web"])["items"]
         .as_array()
         .unwrap()
@@ -62,17 +79,26 @@ fn real_healthy_mesh_matches_istioctl() {
     let pod = env.pod(&ns, &pods[0]);
     // Injected by the API server calling istiod: istio-proxy is a native sidecar.
     let init = pod["spec"]["initContainers"].as_array().unwrap();
-    let proxy = init.iter().find(|c| c["name"] == "istio-proxy").expect("istio-proxy injected");
+    let proxy = init
+        .iter()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("istio-proxy injected");
     assert_eq!(proxy["restartPolicy"], "Always", "{proxy:#}");
     assert!(container_names(&pod).contains(&"istio-init".to_string()));
-    assert_eq!(container_status(&pod, "istio-proxy").unwrap()["ready"], true);
+    assert_eq!(
+        container_status(&pod, "istio-proxy").unwrap()["ready"],
+        true
+    );
     // istiod wrote its root certificate into the namespace.
     env.kubectl(&["-n", &ns, "get", "configmap", "istio-ca-root-cert"]);
 
     let (doc, run) = pod_doc(&env, &ns, &pods[0]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(doc["verdict"]["kind"], "healthy", "{doc:#}");
-    assert_eq!(doc["probe"]["admin"]["serverInfo"]["ok"]["state"], "LIVE", "{doc:#}");
+    assert_eq!(
+        doc["probe"]["admin"]["serverInfo"]["ok"]["state"], "LIVE",
+        "{doc:#}"
+    );
 
     // proxy-status: every sidecar SYNCED, the same proxies istioctl lists.
     let synced = env.wait_for("both sidecars SYNCED", Duration::from_secs(60), || {
@@ -92,7 +118,10 @@ fn real_healthy_mesh_matches_istioctl() {
     assert_eq!(oracle.code, 0, "{}", oracle.stderr);
     for p in &pods {
         let want = format!("{p}.{ns}");
-        assert!(ours.iter().any(|n| n == &want || n == p), "{want} not in {ours:?}");
+        assert!(
+            ours.iter().any(|n| n == &want || n == p),
+            "{want} not in {ours:?}"
+        );
         // istioctl 1.31 lists the subscribed types, no per-type state: listed is connected.
         let line = oracle
             .stdout
@@ -103,7 +132,11 @@ fn real_healthy_mesh_matches_istioctl() {
     }
     let text = env.mesh_doctor(&["proxy-status", "-n", &ns]);
     for p in &pods {
-        let line = text.stdout.lines().find(|l| l.contains(p.as_str())).unwrap();
+        let line = text
+            .stdout
+            .lines()
+            .find(|l| l.contains(p.as_str()))
+            .unwrap();
         assert!(line.contains("SYNCED"), "{line}");
     }
 
@@ -114,6 +147,7 @@ fn real_healthy_mesh_matches_istioctl() {
     let version = common::real::istio_version();
     assert!(ours.to_string().contains(&version), "{ours:#}");
     assert!(theirs.stdout.contains(&version), "{}", theirs.stdout);
+    env.delete_namespaces(&[&ns]);
 }
 
 /// The namespace was labelled after the pod started: no sidecar; `pod` says a pod created
@@ -139,10 +173,12 @@ fn real_namespace_labelled_after_the_pod_started() {
     assert!(run.stdout.contains("IST0103"), "{}", run.stdout);
     let text = env.mesh_doctor(&["analyze", "-n", &ns]);
     assert!(
-        text.stdout.contains(&format!("Warning [IST0103] (Pod {ns}/early)")),
+        text.stdout
+            .contains(&format!("Warning [IST0103] (Pod {ns}/early)")),
         "{}",
         text.stdout
     );
+    env.delete_namespaces(&[&ns]);
 }
 
 /// An opted-out pod in an injected namespace, and a namespace asking for a revision that is
@@ -152,12 +188,19 @@ fn real_namespace_labelled_after_the_pod_started() {
 fn real_opted_out_pod_and_unserved_revision() {
     let env = real_env();
     let ns = injected(&env, "real-opt");
-    env.apply(&app_pod(&ns, "out", &[("sidecar.istio.io/inject", "false")]));
+    env.apply(&app_pod(
+        &ns,
+        "out",
+        &[("sidecar.istio.io/inject", "false")],
+    ));
     let pod = env.wait_ready(&ns, "out");
     assert_eq!(container_names(&pod), ["app"]);
     let (doc, _) = pod_doc(&env, &ns, "out");
     assert_eq!(doc["verdict"]["kind"], "not-meshed", "{doc:#}");
-    assert!(doc.to_string().contains("sidecar.istio.io/inject"), "{doc:#}");
+    assert!(
+        doc.to_string().contains("sidecar.istio.io/inject"),
+        "{doc:#}"
+    );
 
     let rev = env.namespace("real-rev", &["istio.io/rev=canary"]);
     env.apply(&app_pod(&rev, "norev", &[]));
@@ -168,6 +211,7 @@ fn real_opted_out_pod_and_unserved_revision() {
     assert!(codes(&doc).contains(&"MD0204".to_string()), "{doc:#}");
     assert_eq!(run.code, 79, "{}", run.stdout);
     assert!(doc.to_string().contains("canary"), "{doc:#}");
+    env.delete_namespaces(&[&ns, &rev]);
 }
 
 /// bootstrapOverride whose metrics sink names `xds_grpc`, a cluster that drifts from
@@ -202,7 +246,10 @@ data:
         })
     });
     let log = env.kubectl(&["-n", &ns, "logs", "crash", "-c", "istio-proxy"]);
-    assert!(log.contains("Unknown gRPC client cluster 'xds_grpc'"), "{log}");
+    assert!(
+        log.contains("Unknown gRPC client cluster 'xds_grpc'"),
+        "{log}"
+    );
     assert!(log.contains("Envoy exited with error"), "{log}");
 
     let (doc, run) = pod_doc(&env, &ns, "crash");
@@ -218,8 +265,14 @@ data:
     assert!(text.stdout.contains("bootstrap crash"), "{}", text.stdout);
 
     let explain = env.mesh_doctor(&["bootstrap", "explain", "crash", "-n", &ns]);
-    assert!(explain.stdout.contains("bootstrapOverride"), "{}\n{}", explain.stdout, explain.stderr);
+    assert!(
+        explain.stdout.contains("bootstrapOverride"),
+        "{}\n{}",
+        explain.stdout,
+        explain.stderr
+    );
     assert!(explain.stdout.contains("drift"), "{}", explain.stdout);
+    env.delete_namespaces(&[&ns]);
 }
 
 /// A sidecar whose discoveryAddress leads nowhere: pilot-agent gets no certificate and no
@@ -238,31 +291,56 @@ fn real_sidecar_that_cannot_reach_istiod_is_waiting() {
             "{\"discoveryAddress\": \"istiod-nowhere.istio-system.svc:15012\"}",
         )],
     ));
-    env.wait_pod(&ns, "lost", "proxy running", Duration::from_secs(120), |p| {
-        container_status(p, "istio-proxy").is_some_and(|s| s["state"]["running"].is_object())
-    });
+    env.wait_pod(
+        &ns,
+        "lost",
+        "proxy running",
+        Duration::from_secs(120),
+        |p| container_status(p, "istio-proxy").is_some_and(|s| s["state"]["running"].is_object()),
+    );
     std::thread::sleep(Duration::from_secs(5));
     let pod = env.pod(&ns, "lost");
     assert_eq!(condition(&pod, "Ready"), Some("False"));
     // a native sidecar that never passes its startup probe holds the app back
-    assert_eq!(container_status(&pod, "app").unwrap()["state"]["waiting"]["reason"], "PodInitializing");
-    assert_eq!(container_status(&pod, "istio-proxy").unwrap()["ready"], false);
+    assert_eq!(
+        container_status(&pod, "app").unwrap()["state"]["waiting"]["reason"],
+        "PodInitializing"
+    );
+    assert_eq!(
+        container_status(&pod, "istio-proxy").unwrap()["ready"],
+        false
+    );
 
     let (doc, run) = pod_doc(&env, &ns, "lost");
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
-    assert_eq!(doc["verdict"]["kind"], "waiting-for-control-plane", "{doc:#}");
+    assert_eq!(
+        doc["verdict"]["kind"], "waiting-for-control-plane",
+        "{doc:#}"
+    );
     assert!(codes(&doc).contains(&"MD0102".to_string()), "{doc:#}");
     let admin = &doc["probe"]["admin"];
-    assert_eq!(admin["serverInfo"]["ok"]["state"], "PRE_INITIALIZING", "{admin:#}");
+    assert_eq!(
+        admin["serverInfo"]["ok"]["state"], "PRE_INITIALIZING",
+        "{admin:#}"
+    );
     // Envoy opens no listener (15021 included) before it has its configuration: the
     // kubelet's probe and mesh-doctor's both get connection refused, not a 503.
     assert_eq!(admin["health"]["error"]["kind"], "refused", "{admin:#}");
     assert_eq!(admin["ready"]["ok"]["status"], 503, "{admin:#}");
-    assert_eq!(check(&doc, "istiod has ready endpoints"), Some("pass"), "{doc:#}");
+    assert_eq!(
+        check(&doc, "istiod has ready endpoints"),
+        Some("pass"),
+        "{doc:#}"
+    );
     let text = env.mesh_doctor(&["pod", "lost", "-n", &ns]);
     for want in ["waiting for istiod", "PRE_INITIALIZING", "Checked causes"] {
-        assert!(text.stdout.contains(want), "missing {want:?}:\n{}", text.stdout);
+        assert!(
+            text.stdout.contains(want),
+            "missing {want:?}:\n{}",
+            text.stdout
+        );
     }
+    env.delete_namespaces(&[&ns]);
 }
 
 /// The proxy killed by the kernel for memory (a 12Mi limit): not a bootstrap crash.
@@ -280,17 +358,17 @@ fn real_oom_killed_proxy_is_not_a_bootstrap_crash() {
         ],
     ));
     let oom = env.wait_pod(&ns, "oom", "OOMKilled", Duration::from_secs(180), |p| {
-        container_status(p, "istio-proxy")
-            .is_some_and(|s| {
-                s["lastState"]["terminated"]["reason"] == "OOMKilled"
-                    && s["restartCount"].as_i64().unwrap_or(0) >= 3
-            })
+        container_status(p, "istio-proxy").is_some_and(|s| {
+            s["lastState"]["terminated"]["reason"] == "OOMKilled"
+                && s["restartCount"].as_i64().unwrap_or(0) >= 3
+        })
     });
     let _ = oom;
     let (doc, _) = pod_doc(&env, &ns, "oom");
     assert_ne!(doc["verdict"]["kind"], "bootstrap-crash", "{doc:#}");
     assert!(!codes(&doc).contains(&"MD0101".to_string()), "{doc:#}");
     assert!(doc.to_string().contains("OOMKilled"), "{doc:#}");
+    env.delete_namespaces(&[&ns]);
 }
 
 /// A proxy image that does not exist: istio-init (same image) cannot be pulled, the pod
@@ -303,15 +381,27 @@ fn real_missing_proxy_image_is_not_a_bootstrap_crash() {
     env.apply(&app_pod(
         &ns,
         "noimage",
-        &[("sidecar.istio.io/proxyImage", "localhost/mesh-doctor/proxyv2:does-not-exist")],
+        &[(
+            "sidecar.istio.io/proxyImage",
+            "localhost/mesh-doctor/proxyv2:does-not-exist",
+        )],
     ));
-    env.wait_pod(&ns, "noimage", "ImagePullBackOff", Duration::from_secs(120), |p| {
-        ["istio-init", "istio-proxy"].iter().any(|c| {
-            container_status(p, c).is_some_and(|s| {
-                matches!(s["state"]["waiting"]["reason"].as_str(), Some("ImagePullBackOff" | "ErrImagePull"))
+    env.wait_pod(
+        &ns,
+        "noimage",
+        "ImagePullBackOff",
+        Duration::from_secs(120),
+        |p| {
+            ["istio-init", "istio-proxy"].iter().any(|c| {
+                container_status(p, c).is_some_and(|s| {
+                    matches!(
+                        s["state"]["waiting"]["reason"].as_str(),
+                        Some("ImagePullBackOff" | "ErrImagePull")
+                    )
+                })
             })
-        })
-    });
+        },
+    );
     let (doc, _) = pod_doc(&env, &ns, "noimage");
     assert_ne!(doc["verdict"]["kind"], "bootstrap-crash", "{doc:#}");
     assert!(!codes(&doc).contains(&"MD0101".to_string()), "{doc:#}");
@@ -319,5 +409,9 @@ fn real_missing_proxy_image_is_not_a_bootstrap_crash() {
     // What a person reads off the pod: the proxy image cannot be pulled (istio-init, the
     // first container to use it, is in ImagePullBackOff), not just "PodInitializing".
     let said = format!("{} {}", doc["verdict"], doc["evidence"]);
-    assert!(said.contains("ImagePullBackOff") || said.contains("ErrImagePull"), "{doc:#}");
+    assert!(
+        said.contains("ImagePullBackOff") || said.contains("ErrImagePull"),
+        "{doc:#}"
+    );
+    env.delete_namespaces(&[&ns]);
 }

@@ -91,6 +91,14 @@ impl TestEnv {
         ns
     }
 
+    /// Deletes namespaces without waiting (the namespace controller finishes it); called at
+    /// the end of a passing test, so a failing one leaves its pods for a look.
+    pub fn delete_namespaces(&self, namespaces: &[&str]) {
+        for ns in namespaces {
+            let _ = self.kubectl_run(&["delete", "namespace", ns, "--wait=false"], None);
+        }
+    }
+
     pub fn get_json(&self, args: &[&str]) -> Value {
         let mut all = vec!["get"];
         all.extend_from_slice(args);
@@ -103,7 +111,14 @@ impl TestEnv {
     }
 
     /// Waits until `check` on the pod's JSON is true; panics with the pod after `limit`.
-    pub fn wait_pod(&self, ns: &str, name: &str, what: &str, limit: Duration, check: impl Fn(&Value) -> bool) -> Value {
+    pub fn wait_pod(
+        &self,
+        ns: &str,
+        name: &str,
+        what: &str,
+        limit: Duration,
+        check: impl Fn(&Value) -> bool,
+    ) -> Value {
         let deadline = Instant::now() + limit;
         loop {
             let run = self.kubectl_run(&["get", "pod", name, "-n", ns, "-o", "json"], None);
@@ -114,7 +129,10 @@ impl TestEnv {
                 }
                 if Instant::now() > deadline {
                     let events = self.kubectl(&["get", "events", "-n", ns]);
-                    panic!("{ns}/{name}: not {what} after {limit:?}:\n{:#}\n{events}", pod["status"]);
+                    panic!(
+                        "{ns}/{name}: not {what} after {limit:?}:\n{:#}\n{events}",
+                        pod["status"]
+                    );
                 }
             } else if Instant::now() > deadline {
                 panic!("{ns}/{name}: {}", run.stderr);
@@ -124,7 +142,9 @@ impl TestEnv {
     }
 
     pub fn wait_ready(&self, ns: &str, name: &str) -> Value {
-        self.wait_pod(ns, name, "Ready", Duration::from_secs(120), |p| condition(p, "Ready") == Some("True"))
+        self.wait_pod(ns, name, "Ready", Duration::from_secs(120), |p| {
+            condition(p, "Ready") == Some("True")
+        })
     }
 
     /// Waits until `f` returns Some.
@@ -134,7 +154,10 @@ impl TestEnv {
             if let Some(v) = f() {
                 return v;
             }
-            assert!(Instant::now() < deadline, "{what}: not reached after {limit:?}");
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not reached after {limit:?}"
+            );
             std::thread::sleep(Duration::from_millis(500));
         }
     }
