@@ -190,10 +190,19 @@ pub fn container_names(pod: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A bare Pod of the small app (busybox httpd on 8080) with extra annotations.
+/// A bare Pod of the small app (busybox httpd on 8080) with extra annotations. Its sidecar's
+/// readiness probe (set through Istio's readiness.status.sidecar.istio.io annotations) runs
+/// every second and gives up after 2 failures, so mesh-doctor's startup grace (derived from
+/// that probe) is 2 s and a broken proxy is judged at once rather than called "starting".
 pub fn app_pod(ns: &str, name: &str, annotations: &[(&str, &str)]) -> String {
+    let probe = [
+        ("readiness.status.sidecar.istio.io/initialDelaySeconds", "0"),
+        ("readiness.status.sidecar.istio.io/periodSeconds", "1"),
+        ("readiness.status.sidecar.istio.io/failureThreshold", "2"),
+    ];
+    let annotations: Vec<(&str, &str)> = probe.iter().chain(annotations).copied().collect();
     let mut ann = String::new();
-    for (k, v) in annotations {
+    for (k, v) in &annotations {
         ann.push_str(&format!("    {k}: {}\n", serde_json::to_string(v).unwrap()));
     }
     let ann = if ann.is_empty() {
