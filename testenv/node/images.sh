@@ -60,6 +60,7 @@ build_pause() {
 build_app() {
   local root="$1" a
   base_files "$root"
+  ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' || testenv_die "/bin/busybox is not static: apt-get install busybox-static"
   install -D -m 0755 /bin/busybox "$root/bin/busybox"
   for a in $(/bin/busybox --list); do
     [[ "$a" == busybox ]] || ln -sf busybox "$root/bin/$a"
