@@ -5,11 +5,22 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy, istiod)" >&2
+# Debian packages the tests use: bash-completion (kubectl's bash completion needs it, for the
+# `kubectl mesh-doctor <TAB>` test) and runc (the release binary in an empty root filesystem).
+packages=()
+[[ -f /usr/share/bash-completion/bash_completion ]] || packages+=(bash-completion)
+command -v runc >/dev/null || packages+=(runc)
+if [[ ${#packages[@]} -gt 0 ]]; then
+  echo "== installing ${packages[*]}" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
+fi
+
+echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy, istiod, krew, the real node's)" >&2
 # --node: kube-controller-manager, kubelet, kube-scheduler, kube-proxy, CoreDNS, pilot-discovery,
 # pilot-agent and istioctl too (istiod for the proxy-status tests, the real node for e2e_real_*);
-# ~50 min cold on 2 cores, cached after.
-testenv/build.sh --node
+# ~50 min cold on 2 cores, cached after. --krew: krew, for the release test (~1 min cold).
+testenv/build.sh --node --krew
 
 # shellcheck source=../testenv/env.sh
 source testenv/env.sh
@@ -45,3 +56,6 @@ echo "== all tests, end-to-end ones included" >&2
 # expectation; see testenv/README.md, "Real node"): skipped here until the fix lands.
 KNOWN_WRONG=(--skip real_missing_proxy_image_is_not_a_bootstrap_crash)
 cargo test --all-targets -- --include-ignored "${KNOWN_WRONG[@]}"
+
+echo "== the release archive: static binary in an empty root filesystem (runc), installed by krew" >&2
+scripts/release-test.sh

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Build (or reuse) the binaries of the mesh-doctor test environment.
 #
-# Usage: testenv/build.sh [--kcm] [--istio] [--node] [--no-kubectl] [--only NAME[,NAME...]]
-#   NAME: etcd kwok kube-apiserver kubectl kube-controller-manager envoy pilot-discovery istioctl
+# Usage: testenv/build.sh [--kcm] [--istio] [--node] [--krew] [--no-kubectl] [--only NAME[,NAME...]]
+#   NAME: etcd kwok kube-apiserver kubectl kube-controller-manager envoy pilot-discovery istioctl krew
 #         kubelet kube-scheduler kube-proxy coredns pilot-agent
 #   --kcm also builds kube-controller-manager (for TESTENV_KCM=1 up.sh);
-#   --istio also builds pilot-discovery and istioctl;
+#   --istio also builds pilot-discovery and istioctl; --krew builds krew (for the release test);
 #   --node builds what node-up.sh needs: kube-controller-manager, kubelet, kube-scheduler,
 #     kube-proxy, coredns, pilot-discovery, istioctl and pilot-agent (one at a time).
 #
@@ -20,6 +20,7 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 want_istio=0
 want_kcm=0
 want_node=0
+want_krew=0
 want_kubectl=1
 only=""
 while [[ $# -gt 0 ]]; do
@@ -27,9 +28,10 @@ while [[ $# -gt 0 ]]; do
     --istio) want_istio=1 ;;
     --kcm) want_kcm=1 ;;
     --node) want_node=1; want_kcm=1; want_istio=1 ;;
+    --krew) want_krew=1 ;;
     --no-kubectl) want_kubectl=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) testenv_die "unknown argument: $1" ;;
   esac
   shift
@@ -42,6 +44,7 @@ selected() { # $1 = name
     pilot-discovery|istioctl) [[ $want_istio == 1 ]] ;;
     kube-controller-manager) [[ $want_kcm == 1 ]] ;;
     kubelet|kube-scheduler|kube-proxy|coredns|pilot-agent) [[ $want_node == 1 ]] ;;
+    krew) [[ $want_krew == 1 ]] ;;
     *) return 0 ;;
   esac
 }
@@ -155,6 +158,12 @@ if selected coredns; then
   # local main package (main.go: only the plugins the node uses)
   go_build coredns "$COREDNS_BIN" coredns . \
     "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION"
+fi
+
+if selected krew; then
+  check_pin krew sigs.k8s.io/krew "$KREW_VERSION"
+  go_build krew "$KREW_BIN" krew sigs.k8s.io/krew/cmd/krew \
+    "-X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION"
 fi
 
 testenv_log "done in $((SECONDS - total_start))s; binaries in $TESTENV_BIN"

@@ -15,6 +15,8 @@ ENVOY_VERSION="1.40.0"
 ISTIO_VERSION="1.31.0-dev-eed52ebb"
 ISTIO_PSEUDO_VERSION="v0.0.0-20260827124520-eed52ebb66ad"
 COREDNS_VERSION="v1.15.0"
+# krew, the kubectl plugin manager, for the release test (scripts/release-test.sh).
+KREW_VERSION="v0.4.3"
 
 MESH_DOCTOR_CACHE="${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}"
 TESTENV_BIN="$MESH_DOCTOR_CACHE/bin"
@@ -42,6 +44,7 @@ TESTENV_IMAGE_HUB="localhost/mesh-doctor"
 PAUSE_VERSION="1.0"
 APP_VERSION="1.0"
 ISTIOCTL_BIN="$TESTENV_BIN/istioctl-$ISTIO_VERSION"
+KREW_BIN="$TESTENV_BIN/krew-$KREW_VERSION"
 
 testenv_log() { printf '[testenv] %s\n' "$*" >&2; }
 testenv_die() { printf '[testenv] ERROR: %s\n' "$*" >&2; exit 1; }

@@ -227,7 +227,7 @@ fn read_text(path: &Path) -> Result<(String, String)> {
                 path: path.to_path_buf(),
                 source,
             })?;
-        return Ok(("stdin".to_string(), text));
+        return Ok(("<stdin>".to_string(), text));
     }
     let text = std::fs::read_to_string(path).map_err(|source| Error::ReadInput {
         path: path.to_path_buf(),
