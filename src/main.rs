@@ -8,6 +8,7 @@ use mesh_doctor::render::style::{Stream, Styles};
 use mesh_doctor::{commands, exit};
 
 fn main() -> ExitCode {
+    mesh_doctor::cli::mark_start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -37,16 +38,37 @@ fn main() -> ExitCode {
         }
     };
     let global = cli.global.clone();
+    let deadline = global.deadline();
+    let timeout = global.timeout;
     let result = runtime.block_on(async move {
-        match cli.command {
+        let command = async {
+            match cli.command {
             Command::Analyze(args) => commands::analyze::run(args, &global).await,
             Command::Codes(args) => commands::codes::run(args),
             Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
             Command::Pod(args) => commands::pod::run(args, &global).await,
             Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
             Command::Version(args) => commands::version::run(args, &global).await,
+            }
+        };
+        // The overall deadline (--timeout). Reads stop at it on their own with the kind they were
+        // reading; this bound (a second later) covers everything else.
+        match deadline {
+            None => command.await,
+            Some(at) => {
+                let at = tokio::time::Instant::from_std(at) + std::time::Duration::from_secs(1);
+                match tokio::time::timeout_at(at, command).await {
+                    Ok(result) => result,
+                    Err(_) => Err(mesh_doctor::error::Error::Deadline {
+                        after: mesh_doctor::cli::show_duration(timeout),
+                        doing: "stopped waiting for the cluster".into(),
+                    }),
+                }
+            }
         }
     });
+    // Whatever still runs (a hung read after the deadline) is not waited for.
+    runtime.shutdown_background();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

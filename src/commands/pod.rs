@@ -44,7 +44,7 @@ Logs need `get` on pods/log. What cannot be read is reported, never fatal.
 Examples:
   kubectl mesh-doctor pod web-7d4b9 -n shop
   kubectl mesh-doctor pod web-7d4b9 -n shop -o json
-  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --timeout 2s     # from a Job in the cluster
+  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s     # from a Job in the cluster
 
 Exit codes:
   0   healthy, or nothing at or above the failure threshold
@@ -81,7 +81,7 @@ pub struct PodArgs {
 
     /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    pub timeout: Duration,
+    pub probe_timeout: Duration,
 
     /// The lowest finding level that makes the command exit 79
     #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Warning")]
@@ -115,14 +115,14 @@ pub(crate) fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lo
     match result {
         Ok(Some(v)) => Lookup::Found(v),
         Ok(None) => Lookup::Missing,
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+        Err(e) => Lookup::Unknown(e.reason().to_string()),
     }
 }
 
 fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<T>> {
     match result {
         Ok(v) => Lookup::Found(v),
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+        Err(e) => Lookup::Unknown(e.reason().to_string()),
     }
 }
 
@@ -144,7 +144,7 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         namespace: lookup(ns),
         webhooks: match webhooks {
             Ok(items) => Lookup::Found(items.into_iter().map(Located::new).collect()),
-            Err(ListError::Denied(r) | ListError::Unreachable(r)) => Lookup::Unknown(r),
+            Err(e) => Lookup::Unknown(e.reason().to_string()),
         },
         istio_endpoint_slices: lookup_list(slices),
         istio_namespace: lookup(istio_ns),
@@ -167,6 +167,7 @@ pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<P
             cluster.name
         ))),
         Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
+        Err(ListError::Failed(reason)) => Err(cluster.failed(reason)),
     }
 }
 
@@ -208,7 +209,7 @@ pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
         .unwrap_or_else(|| cluster.default_namespace.clone());
     let options = ProbeOptions {
         direct: args.direct,
-        ..ProbeOptions::with_timeout(args.timeout)
+        ..ProbeOptions::with_timeout(args.probe_timeout)
     };
     tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "examining pod");
     let report = examine(

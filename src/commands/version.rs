@@ -333,13 +333,10 @@ async fn istiod_deployments(cluster: &Cluster) -> Result<Vec<Deployment>, ListEr
     let list = |api: Api<Deployment>| {
         let params = params.clone();
         async move {
-            tokio::time::timeout(cluster.timeout, api.list(&params))
+            cluster
+                .request(|| api.list(&params))
                 .await
-                .map_err(|_| {
-                    ListError::Unreachable(format!("no answer within {:?}", cluster.timeout))
-                })?
                 .map(|l| l.items)
-                .map_err(|e| live::classify(&e))
         }
     };
     match list(Api::all(cluster.client.clone())).await {
@@ -354,18 +351,24 @@ async fn read_cluster(cluster: &Cluster) -> Result<ClusterVersions> {
     let (deployments, pods) = tokio::join!(istiod_deployments(cluster), cluster.list::<Pod>(None));
     fn part<T>(
         result: Result<Vec<T>, ListError>,
-        unreachable: &mut Option<String>,
+        stop: &mut Option<ListError>,
     ) -> Result<Vec<T>, String> {
         result.map_err(|e| match e {
             ListError::Denied(reason) => reason,
-            ListError::Unreachable(reason) => unreachable.get_or_insert(reason).clone(),
+            other => {
+                let reason = other.reason().to_string();
+                stop.get_or_insert(other);
+                reason
+            }
         })
     }
     let mut unreachable = None;
     let control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
     let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
-    if let Some(reason) = unreachable {
-        return Err(cluster.unreachable(reason));
+    match unreachable {
+        Some(ListError::Failed(reason)) => return Err(cluster.failed(reason)),
+        Some(other) => return Err(cluster.unreachable(other.reason().to_string())),
+        None => {}
     }
     if let (Err(a), Err(b)) = (&control, &data) {
         return Err(Error::Cluster(format!(

@@ -28,6 +28,11 @@ use crate::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, Wo
 pub const ISTIO_NAMESPACE: &str = "istio-system";
 const PAGE_SIZE: u32 = 500;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// A list is abandoned after this many pages (10 million objects of a kind): a server that
+/// never stops paginating cannot keep the command reading.
+const MAX_PAGES: usize = 20_000;
+/// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
+pub const TRIES: u32 = 3;
 
 /// A connected cluster.
 #[derive(Clone)]
@@ -39,6 +44,10 @@ pub struct Cluster {
     /// The context's namespace (or "default").
     pub default_namespace: String,
     pub timeout: Duration,
+    /// The command's overall deadline (`--timeout`), which every request also stops at.
+    pub deadline: Option<std::time::Instant>,
+    /// `--timeout` as given, for messages.
+    pub overall: Duration,
 }
 
 impl Debug for Cluster {
@@ -87,6 +96,9 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
     config.connect_timeout = Some(timeout);
     config.read_timeout = Some(timeout);
     config.write_timeout = Some(timeout);
+    // Throttling and unavailability are retried here, a few times and within the deadlines, so
+    // the message can say so (kube's own policy retries 15 times, with waits up to 1000s).
+    config.default_retry = false;
     // Lets audit logs (and our read-only test) tell mesh-doctor's requests apart.
     if let Ok(agent) =
         http::HeaderValue::from_str(&format!("mesh-doctor/{}", env!("CARGO_PKG_VERSION")))
@@ -119,6 +131,8 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
         server,
         default_namespace,
         timeout,
+        deadline: global.deadline(),
+        overall: global.timeout,
     })
 }
 
@@ -137,6 +151,17 @@ pub enum ListError {
     Denied(String),
     /// The server could not be reached or did not answer in time.
     Unreachable(String),
+    /// The server answered, but not with the list: an HTTP error status (500, 429 after the
+    /// retries), a malformed or cut-off body, a pagination that never ends. The message says which.
+    Failed(String),
+}
+
+impl ListError {
+    pub fn reason(&self) -> &str {
+        match self {
+            ListError::Denied(r) | ListError::Unreachable(r) | ListError::Failed(r) => r,
+        }
+    }
 }
 
 impl Cluster {
@@ -169,24 +194,106 @@ impl Cluster {
     {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
-        loop {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
             let mut params = ListParams::default().limit(PAGE_SIZE);
             if let Some(t) = &token {
                 params = params.continue_token(t);
             }
-            let page = tokio::time::timeout(self.timeout, api.list(&params))
-                .await
-                .map_err(|_| {
-                    ListError::Unreachable(format!("no answer within {:?}", self.timeout))
-                })?
-                .map_err(|e| classify(&e))?;
+            let page = self.request(|| api.list(&params)).await?;
             items.extend(page.items);
             match page.metadata.continue_ {
-                Some(t) if !t.is_empty() => token = Some(t),
-                _ => break,
+                Some(t) if !t.is_empty() => {
+                    if !seen.insert(t.clone()) {
+                        return Err(ListError::Failed(format!(
+                            "the server's pagination does not end: it sent the continue token {:?} twice (after {} objects)",
+                            shorten(&t),
+                            items.len()
+                        )));
+                    }
+                    token = Some(t);
+                }
+                _ => return Ok(items),
             }
         }
-        Ok(items)
+        Err(ListError::Failed(format!(
+            "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
+            items.len()
+        )))
+    }
+
+    /// One API request, bounded by the request timeout and the overall deadline, tried again
+    /// (up to [`TRIES`] times) when the server throttles it (429) or is unavailable (503, 504).
+    pub async fn request<T, F, Fut>(&self, mut call: F) -> Result<T, ListError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = kube::Result<T>>,
+    {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (limit, by_deadline) = self.time_left();
+            let result = match tokio::time::timeout(limit, call()).await {
+                Ok(result) => result,
+                Err(_) if by_deadline => return Err(self.deadline_passed()),
+                Err(_) => {
+                    return Err(ListError::Unreachable(format!(
+                        "no answer within {} (--request-timeout)",
+                        crate::cli::show_duration(self.timeout)
+                    )));
+                }
+            };
+            let error = match result {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            let retryable = matches!(&error, kube::Error::Api(s) if matches!(s.code, 429 | 503 | 504));
+            if !retryable || tries >= TRIES {
+                let mut classified = classify(&error);
+                if retryable && let ListError::Failed(text) = &mut classified {
+                    text.push_str(&format!(", gave up after {tries} tries"));
+                }
+                return Err(classified);
+            }
+            // The server's hint (Status details.retryAfterSeconds), else 1s, 2s; never past a deadline.
+            let hint = match &error {
+                kube::Error::Api(s) => s
+                    .details
+                    .as_ref()
+                    .map(|d| d.retry_after_seconds)
+                    .filter(|&s| s > 0),
+                _ => None,
+            };
+            let wait = Duration::from_secs(hint.map_or(1 << (tries - 1), u64::from).min(10));
+            let (left, by_deadline) = self.time_left();
+            if wait >= left && by_deadline {
+                return Err(self.deadline_passed());
+            }
+            tokio::time::sleep(wait.min(left)).await;
+        }
+    }
+
+    /// The time a request may take: the request timeout, or less when the overall deadline is
+    /// nearer (then `true`).
+    fn time_left(&self) -> (Duration, bool) {
+        match self.deadline {
+            Some(at) => {
+                let left = at.saturating_duration_since(std::time::Instant::now());
+                if left < self.timeout {
+                    (left, true)
+                } else {
+                    (self.timeout, false)
+                }
+            }
+            None => (self.timeout, false),
+        }
+    }
+
+    fn deadline_passed(&self) -> ListError {
+        ListError::Unreachable(format!(
+            "the reads did not finish within the command's deadline of {} (--timeout)",
+            crate::cli::show_duration(self.overall)
+        ))
     }
 
     /// Gets one object, `Ok(None)` when it does not exist.
@@ -194,10 +301,15 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
     {
-        tokio::time::timeout(self.timeout, api.get_opt(name))
-            .await
-            .map_err(|_| ListError::Unreachable(format!("no answer within {:?}", self.timeout)))?
-            .map_err(|e| classify(&e))
+        self.request(|| api.get_opt(name)).await
+    }
+
+    /// The server answered, but not with what was asked (see [`ListError::Failed`]).
+    pub fn failed(&self, message: String) -> Error {
+        Error::Cluster(format!(
+            "the Kubernetes API server {} failed a request: {message}",
+            self.server
+        ))
     }
 
     pub fn unreachable(&self, message: String) -> Error {
@@ -208,17 +320,82 @@ impl Cluster {
     }
 }
 
-/// Sorts a kube error into "denied" (the rest can go on) or "unreachable" (stop).
+/// Sorts a kube error into "denied" (the rest can go on), "unreachable" or "failed" (stop),
+/// with a one-line message that says what happened.
 pub fn classify(error: &kube::Error) -> ListError {
     match error {
         kube::Error::Api(status) if matches!(status.code, 401 | 403 | 404) => {
             ListError::Denied(if status.message.is_empty() {
                 format!("HTTP {}", status.code)
             } else {
-                status.message.clone()
+                one_line(&status.message)
             })
         }
-        other => ListError::Unreachable(flatten(other)),
+        kube::Error::Api(status) => ListError::Failed(describe_status(status)),
+        kube::Error::SerdeError(e) => ListError::Failed(describe_json_error(e)),
+        other => {
+            let text = flatten(other);
+            if is_cut_off(&text) {
+                ListError::Failed(format!("the server's answer was cut off ({})", one_line(&text)))
+            } else {
+                ListError::Unreachable(one_line(&text))
+            }
+        }
+    }
+}
+
+/// "HTTP 500 (InternalError): etcd is down": the status code, the reason and the server's message.
+fn describe_status(status: &kube::core::Status) -> String {
+    let reason = if status.reason.is_empty() || status.reason == "Failed to parse error data" {
+        String::new()
+    } else {
+        format!(" ({})", status.reason)
+    };
+    let lead = if status.code == 429 {
+        "throttled by the API server (HTTP 429 Too Many Requests)".to_string()
+    } else {
+        let name = http::StatusCode::from_u16(status.code)
+            .ok()
+            .and_then(|c| c.canonical_reason())
+            .unwrap_or("");
+        format!("the API server answered HTTP {} {name}{reason}", status.code)
+    };
+    let message = one_line(&status.message);
+    if message.is_empty() {
+        lead
+    } else {
+        format!("{lead}: {}", shorten(&message))
+    }
+}
+
+fn describe_json_error(e: &serde_json::Error) -> String {
+    if e.is_eof() {
+        format!("the server's answer was cut off (its JSON ends early: {e})")
+    } else {
+        format!("the server's answer is not the JSON expected: {e}")
+    }
+}
+
+/// hyper's and h2's words for a body that ended before its announced length.
+fn is_cut_off(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    text.contains("end of file before message length")
+        || text.contains("incomplete message")
+        || text.contains("unexpected eof")
+        || text.contains("connection closed before message completed")
+}
+
+/// Whitespace runs (newlines too) as single spaces: an error is one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most 200 characters of a server-provided text.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
     }
 }
 
@@ -261,7 +438,24 @@ fn not_system<T: crate::snapshot::Object>(items: Vec<T>) -> Vec<T> {
 pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Result<Snapshot> {
     let c = cluster;
     let ns = namespace;
-    let (namespaces, pods, services, deployments, statefulsets, daemonsets, cronjobs) = tokio::join!(
+    // One batch, so a hung server costs one request timeout (or the overall deadline), not two.
+    let (
+        namespaces,
+        pods,
+        services,
+        deployments,
+        statefulsets,
+        daemonsets,
+        cronjobs,
+        webhooks,
+        config_maps,
+        istio_deployments,
+        istio_services,
+        pdbs,
+        slices,
+        events,
+        policies,
+    ) = tokio::join!(
         async {
             match ns {
                 Some(name) => c
@@ -277,8 +471,6 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         c.list::<StatefulSet>(ns),
         c.list::<DaemonSet>(ns),
         c.list::<CronJob>(ns),
-    );
-    let (webhooks, config_maps, istio_deployments, istio_services, pdbs, slices, events, policies) = tokio::join!(
         c.list_cluster::<MutatingWebhookConfiguration>(),
         c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
         c.list::<Deployment>(Some(ISTIO_NAMESPACE)),
@@ -292,6 +484,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     let mut snapshot = Snapshot::default();
     let mut read_any = false;
     let mut unreachable: Option<String> = None;
+    let mut failed: Option<String> = None;
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     macro_rules! take {
         ($result:expr, $kind:literal, |$items:ident| $body:expr) => {
@@ -304,7 +497,10 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
                     snapshot.unavailable.insert($kind, reason);
                 }
                 Err(ListError::Unreachable(reason)) => {
-                    unreachable.get_or_insert(reason);
+                    unreachable.get_or_insert(format!("cannot list {}: {reason}", $kind));
+                }
+                Err(ListError::Failed(reason)) => {
+                    failed.get_or_insert(format!("cannot list {}: {reason}", $kind));
                 }
             }
         };
@@ -375,6 +571,12 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
 
     if let Some(reason) = unreachable {
         return Err(cluster.unreachable(reason));
+    }
+    if let Some(reason) = failed {
+        return Err(Error::Cluster(format!(
+            "the Kubernetes API server {} ({}) failed a read, so the analysis would be incomplete: {reason}",
+            cluster.server, cluster.name
+        )));
     }
     if !read_any {
         let reasons: Vec<String> = snapshot
