@@ -213,6 +213,46 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     ))
 }
 
+/// Parses a size in bytes as Kubernetes quantities write it: `64Mi`, `1Gi`, `500Ki`, `100M`,
+/// `2G`, `1000`. At least 1 byte.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let invalid = || format!("invalid size {text:?}: use e.g. 64Mi, 1Gi, 500Ki or a number of bytes");
+    let number: u64 = number.parse().map_err(|_| invalid())?;
+    let factor: u64 = match unit {
+        "" => 1,
+        "k" | "K" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        _ => return Err(invalid()),
+    };
+    let bytes = number
+        .checked_mul(factor)
+        .ok_or_else(|| format!("size {text:?} is too large"))?;
+    if bytes == 0 {
+        return Err(format!("invalid size {text:?}: it must be at least 1 byte"));
+    }
+    Ok(bytes)
+}
+
+/// A size as `--max-input-size` takes it: `64Mi`, `1Gi`, or bytes.
+pub fn show_size(bytes: u64) -> String {
+    for (unit, factor) in [("Ti", 1u64 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)] {
+        if bytes >= factor && bytes % factor == 0 {
+            return format!("{}{unit}", bytes / factor);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
 /// A duration as the flags take it: `1m30s`, `2m`, `500ms`, `1.5s`.
 pub fn show_duration(d: Duration) -> String {
     let millis = d.as_millis();
@@ -317,6 +357,19 @@ mod tests {
             let shown = show_duration(parse_duration(d).unwrap());
             assert_eq!(parse_duration(&shown).unwrap(), parse_duration(d).unwrap());
         }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1Gi").unwrap(), 1 << 30);
+        assert_eq!(parse_size("100M").unwrap(), 100_000_000);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        for bad in ["", "0", "1x", "-1", "1.5Mi", "99999999999999999999Gi"] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(show_size(64 << 20), "64Mi");
+        assert_eq!(show_size(1000), "1000 bytes");
     }
 
     // Regression (issue 11, item 2): huge values panicked in Duration::from_secs_f64, or

@@ -113,6 +113,11 @@ pub struct AnalyzeArgs {
     /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub probe_timeout: Duration,
+
+    /// The largest input file (or stdin) read, e.g. 64Mi, 1Gi; a larger one is exit 65
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_size,
+          default_value = files::DEFAULT_MAX_INPUT_FLAG)]
+    pub max_input_size: u64,
 }
 
 fn parse_level(text: &str) -> Result<Level, String> {
@@ -197,6 +202,7 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
             } else {
                 Some(global.namespace.clone().unwrap_or_else(|| "default".into()))
             },
+            max_input: Some(args.max_input_size),
         };
         let (from_files, stats) = files::load(&paths, &options).map_err(parse_errors)?;
         tracing::info!(
@@ -209,7 +215,7 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
         snapshot.extend(from_files);
     }
     if let Some(path) = &args.mesh_config {
-        snapshot.mesh_config = Some(files::load_mesh_config(path)?);
+        snapshot.mesh_config = Some(files::load_mesh_config(path, args.max_input_size)?);
     }
 
     let mut report: Report = analysis::run(&snapshot, &args.analyzer);
