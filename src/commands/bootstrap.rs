@@ -49,6 +49,8 @@ Checks (each problem is a finding with the JSON path into the document and its l
   MD0309  a real `envoy --mode validate` accepts the file (when an Envoy binary is found)
   MD0310  an Istio proxy's node.id has the <pod>.<namespace> and <namespace>.svc.<domain> parts
   MD0311  no two static listeners (or the admin interface and a listener) bind the same address
+  MD0312  the fields of the messages MD0308 checks have values of the right type (a mapping for
+          a message, a list of mappings for clusters and listeners, a string for node.id...)
 
 Envoy is looked for in --envoy, then $MESH_DOCTOR_ENVOY, then `envoy` on PATH; --no-envoy runs
 only the static checks. YAML input is given to Envoy as a temporary JSON copy.
