@@ -93,9 +93,12 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
     } else {
         global.request_timeout
     };
-    config.connect_timeout = Some(timeout);
-    config.read_timeout = Some(timeout);
-    config.write_timeout = Some(timeout);
+    // kube's own timeouts are a backstop a second later: each request is bounded by
+    // `Cluster::request`, whose message names the flag.
+    let backstop = timeout + Duration::from_secs(1);
+    config.connect_timeout = Some(backstop);
+    config.read_timeout = Some(backstop);
+    config.write_timeout = Some(backstop);
     // Throttling and unavailability are retried here, a few times and within the deadlines, so
     // the message can say so (kube's own policy retries 15 times, with waits up to 1000s).
     config.default_retry = false;
