@@ -167,7 +167,7 @@ pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<P
             cluster.name
         ))),
         Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
-        Err(ListError::Failed(reason)) => Err(cluster.failed(reason)),
+        Err(other) => Err(cluster.error(other, &format!("reading pod {namespace}/{name}"))),
     }
 }
 

@@ -496,7 +496,7 @@ async fn gather_live(
             None
         }
         Err(ListError::Unreachable(reason)) => return Err(cluster.unreachable(reason)),
-        Err(ListError::Failed(reason)) => return Err(cluster.failed(reason)),
+        Err(other) => return Err(cluster.error(other, "listing pods")),
     };
     Ok(Gathered {
         istiods,
@@ -590,7 +590,7 @@ async fn istiods_in_cluster(
                     args.istio_namespace
                 )),
                 ListError::Unreachable(reason) => cluster.unreachable(reason),
-                ListError::Failed(reason) => cluster.failed(reason),
+                other => cluster.error(other, "listing istiod's pods"),
             });
         }
     };

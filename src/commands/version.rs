@@ -366,7 +366,9 @@ async fn read_cluster(cluster: &Cluster) -> Result<ClusterVersions> {
     let control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
     let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
     match unreachable {
-        Some(ListError::Failed(reason)) => return Err(cluster.failed(reason)),
+        Some(other @ (ListError::Failed(_) | ListError::Deadline(_))) => {
+            return Err(cluster.error(other, "reading the versions"));
+        }
         Some(other) => return Err(cluster.unreachable(other.reason().to_string())),
         None => {}
     }

@@ -157,12 +157,17 @@ pub enum ListError {
     /// The server answered, but not with the list: an HTTP error status (500, 429 after the
     /// retries), a malformed or cut-off body, a pagination that never ends. The message says which.
     Failed(String),
+    /// The command's overall deadline (`--timeout`) passed while reading.
+    Deadline(String),
 }
 
 impl ListError {
     pub fn reason(&self) -> &str {
         match self {
-            ListError::Denied(r) | ListError::Unreachable(r) | ListError::Failed(r) => r,
+            ListError::Denied(r)
+            | ListError::Unreachable(r)
+            | ListError::Failed(r)
+            | ListError::Deadline(r) => r,
         }
     }
 }
@@ -293,10 +298,26 @@ impl Cluster {
     }
 
     fn deadline_passed(&self) -> ListError {
-        ListError::Unreachable(format!(
+        ListError::Deadline(format!(
             "the reads did not finish within the command's deadline of {} (--timeout)",
             crate::cli::show_duration(self.overall)
         ))
+    }
+
+    /// The error that ends the command for a failed read (`what`: "listing pods").
+    pub fn error(&self, e: ListError, what: &str) -> Error {
+        match e {
+            ListError::Denied(reason) => Error::Cluster(format!(
+                "{what} on {} ({}) was refused: {reason}",
+                self.name, self.server
+            )),
+            ListError::Unreachable(reason) => self.unreachable(format!("{what}: {reason}")),
+            ListError::Failed(reason) => self.failed(format!("{what}: {reason}")),
+            ListError::Deadline(_) => Error::Deadline {
+                after: crate::cli::show_duration(self.overall),
+                doing: format!("still {what} from {}", self.server),
+            },
+        }
     }
 
     /// Gets one object, `Ok(None)` when it does not exist.
@@ -488,6 +509,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     let mut read_any = false;
     let mut unreachable: Option<String> = None;
     let mut failed: Option<String> = None;
+    let mut late: Option<&str> = None;
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     macro_rules! take {
         ($result:expr, $kind:literal, |$items:ident| $body:expr) => {
@@ -504,6 +526,9 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
                 }
                 Err(ListError::Failed(reason)) => {
                     failed.get_or_insert(format!("cannot list {}: {reason}", $kind));
+                }
+                Err(ListError::Deadline(_)) => {
+                    late.get_or_insert($kind);
                 }
             }
         };
@@ -572,6 +597,12 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         .network_policies =
         located(items, &name, multi));
 
+    if let Some(kind) = late {
+        return Err(cluster.error(
+            ListError::Deadline(String::new()),
+            &format!("reading {kind}"),
+        ));
+    }
     if let Some(reason) = unreachable {
         return Err(cluster.unreachable(reason));
     }
