@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::analysis::control_plane;
 use crate::analysis::finding::{Finding, ResourceRef};
 use crate::analysis::messages::{
-    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107,
+    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108, MD0109,
 };
 use crate::mesh::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};
 use crate::mesh::{selector, sidecar};
@@ -67,7 +67,11 @@ pub struct PodContext {
     pub network_policies: Lookup<Vec<NetworkPolicy>>,
     /// ConfigMap istio-ca-root-cert in the pod's namespace.
     pub root_cert: Lookup<ConfigMap>,
-    /// The time certificates are judged at.
+    /// istiod's pods (label app=istiod in istio-system): is istiod running, and where.
+    pub istiod_pods: Lookup<Vec<Pod>>,
+    /// The `istio` ConfigMap of istio-system (the mesh config: the proxies' discovery address).
+    pub mesh_config: Lookup<ConfigMap>,
+    /// The time certificates and the age of a proxy are judged at.
     pub now: Option<jiff::Timestamp>,
 }
 
@@ -83,6 +87,8 @@ impl Default for PodContext {
             istio_namespace: unknown(),
             network_policies: unknown(),
             root_cert: unknown(),
+            istiod_pods: unknown(),
+            mesh_config: unknown(),
             now: None,
         }
     }
@@ -100,6 +106,18 @@ pub enum VerdictKind {
     CertificateProblem,
     ApplicationNotReady,
     ProxyUnreachable,
+    /// Not ready yet, within its startup grace.
+    Starting,
+    /// istio-proxy exits with an error code and its log names no bootstrap error.
+    ProxyCrash,
+    /// istio-proxy is killed for memory (OOMKilled).
+    OutOfMemory,
+    /// The proxy image cannot be pulled.
+    ImageNotPulled,
+    /// The pod would be injected, but no injection webhook exists (istiod missing).
+    InjectorMissing,
+    /// What decides the verdict could not be read.
+    Unknown,
     Healthy,
 }
 
@@ -151,6 +169,13 @@ pub struct NextStep {
     pub command: Option<String>,
 }
 
+/// Something around the pod that could not be read, and why: the verdict may be incomplete.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotRead {
+    pub what: String,
+    pub reason: String,
+}
+
 /// One container's state, for people.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -198,9 +223,16 @@ pub struct Diagnosis {
     pub evidence: Vec<Evidence>,
     pub checks: Vec<Check>,
     pub next_steps: Vec<NextStep>,
+    /// What could not be read (RBAC, errors, timeouts): when not empty the result is incomplete.
+    pub not_read: Vec<NotRead>,
 }
 
 impl Diagnosis {
+    /// True when something around the pod could not be read.
+    pub fn incomplete(&self) -> bool {
+        !self.not_read.is_empty()
+    }
+
     /// The most severe finding level, `None` when there is no finding.
     pub fn level(&self) -> Option<Level> {
         self.findings.iter().map(Finding::level).min()
@@ -339,7 +371,44 @@ impl<'a> Builder<'a> {
         ));
         let decision = injection::decide(&facts, webhooks);
         let full = self.full_name();
+        // Live, the webhooks decide: with none at all, injection cannot happen (the default
+        // selectors are assumed only when the webhooks could not be read).
+        let no_injector = matches!(&self.ctx.webhooks, Lookup::Found(w) if !w.iter().any(|c| {
+            c.object
+                .webhooks
+                .iter()
+                .flatten()
+                .any(injection::is_injection_webhook)
+        }));
         match decision {
+            Decision::Injected { asked_by, .. } if no_injector => {
+                self.evidence.push(evidence(
+                    "mutatingwebhookconfigurations",
+                    "none of the cluster's MutatingWebhookConfigurations is an Istio sidecar injector (*.sidecar-injector.istio.io)",
+                ));
+                self.set_verdict(
+                    VerdictKind::InjectorMissing,
+                    "not meshed: no injection webhook is installed",
+                    format!(
+                        "The {asked_by} asks for a sidecar, but the cluster has no Istio injection webhook at all: istiod (its sidecar injector) is not installed, or its MutatingWebhookConfiguration was deleted. No pod gets a sidecar until it is back; restarting the pod would not help."
+                    ),
+                );
+                self.findings.push(Finding::new(
+                    MD0103,
+                    Some(self.pod_ref()),
+                    &["Pod".into(), full.into(), asked_by.into()],
+                ));
+                self.next_steps.push(step(
+                    "Is istiod installed and running?",
+                    Some(format!(
+                        "kubectl -n {ISTIO_NAMESPACE} get deploy,pods -l app=istiod"
+                    )),
+                ));
+                self.next_steps.push(step(
+                    "Install (or reinstall) Istio's control plane so its injection webhook exists again, then restart the pod's workload",
+                    Some("kubectl get mutatingwebhookconfigurations".to_string()),
+                ));
+            }
             Decision::Injected {
                 asked_by, webhook, ..
             } => {
@@ -488,10 +557,12 @@ impl<'a> Builder<'a> {
                     format!("namespace {} could not be read ({reason})", self.namespace),
                 ));
                 self.set_verdict(
-                    VerdictKind::NotMeshed,
-                    "not meshed",
-                    "The pod has no sidecar; why cannot be told without its namespace's labels."
-                        .to_string(),
+                    VerdictKind::Unknown,
+                    "unknown: the namespace could not be read",
+                    format!(
+                        "The pod has no sidecar; whether it should have one cannot be told without the labels of namespace {} ({reason}).",
+                        self.namespace
+                    ),
                 );
             }
         }
@@ -581,13 +652,39 @@ impl<'a> Builder<'a> {
         }
         self.note_init_failures();
 
-        let crash_looping =
-            waiting.is_some_and(|w| w.reason.as_deref() == Some("CrashLoopBackOff"));
+        let waiting_reason = waiting.and_then(|w| w.reason.as_deref());
+        if matches!(
+            waiting_reason,
+            Some("ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" | "ErrImageNeverPull")
+        ) {
+            self.image_not_pulled(
+                waiting_reason.unwrap_or_default(),
+                waiting.and_then(|w| w.message.as_deref()),
+            );
+            return;
+        }
+        let crash_looping = waiting_reason == Some("CrashLoopBackOff");
         let exited = terminated.is_some_and(|t| t.exit_code != 0);
         let crashed_before =
             !ready && !running && restarts > 0 && last_terminated.is_some_and(|t| t.exit_code != 0);
         if crash_looping || exited || crashed_before || (!ready && !bootstrap_matches.is_empty()) {
-            self.bootstrap_crash(bootstrap_matches, last_terminated.or(terminated));
+            let termination = last_terminated.or(terminated);
+            if bootstrap_matches.is_empty()
+                && let Some(t) = termination.filter(|t| t.reason.as_deref() == Some("OOMKilled"))
+            {
+                self.out_of_memory(t);
+                return;
+            }
+            self.bootstrap_crash(bootstrap_matches, termination);
+            return;
+        }
+        let starting = !ready
+            && self
+                .ctx
+                .now
+                .is_some_and(|now| sidecar::is_starting(self.pod, now));
+        if starting {
+            self.starting(running);
             return;
         }
         if !running {
@@ -598,6 +695,128 @@ impl<'a> Builder<'a> {
             return;
         }
         self.running(ready);
+    }
+
+    /// A proxy that is not ready yet but within its startup grace: starting, not broken.
+    fn starting(&mut self, running: bool) {
+        let grace = sidecar::startup_grace_seconds(self.pod);
+        let age = self.ctx.now.and_then(|now| {
+            sidecar::proxy_running_seconds(self.pod, now)
+                .or_else(|| sidecar::pod_age_seconds(self.pod, now))
+        });
+        let since = age
+            .map(|a| format!(" {}s ago", a.max(0)))
+            .unwrap_or_default();
+        let what = if running {
+            format!("istio-proxy started{since} and is not ready yet")
+        } else {
+            format!("the pod was created{since} and istio-proxy is not running yet")
+        };
+        self.sidecar_evidence();
+        self.evidence.push(evidence(
+            "startup grace",
+            format!(
+                "{grace}s ({}): a proxy is judged only once it has had this long to become ready",
+                if self.pod.spec.as_ref().and_then(sidecar::proxy_container).and_then(|p| p.container.readiness_probe.as_ref()).is_some() {
+                    "istio-proxy's readiness probe: initialDelaySeconds + periodSeconds x failureThreshold"
+                } else {
+                    "the default; istio-proxy has no readiness probe"
+                }
+            ),
+        ));
+        self.set_verdict(
+            VerdictKind::Starting,
+            "starting",
+            format!(
+                "{what}; that is within its startup grace of {grace}s, so it is starting, not broken. Run this again once the grace has passed if it is still not ready."
+            ),
+        );
+        self.next_steps.push(step(
+            "Watch it become ready (READY 2/2)",
+            self.kubectl(&format!("get pod {} -w", self.name)),
+        ));
+    }
+
+    /// The proxy image cannot be pulled: the image reference, not the mesh.
+    fn image_not_pulled(&mut self, reason: &str, message: Option<&str>) {
+        let image = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(sidecar::proxy_container)
+            .map(|p| p.image().to_string())
+            .unwrap_or_default();
+        let detail = match message.filter(|m| !m.is_empty()) {
+            Some(m) => format!("its image {image} cannot be pulled ({reason}: {m})"),
+            None => format!("its image {image} cannot be pulled ({reason})"),
+        };
+        self.set_verdict(
+            VerdictKind::ImageNotPulled,
+            "proxy image cannot be pulled",
+            format!(
+                "The sidecar never started: {detail}. The image reference, the registry or the pull credentials are wrong; the mesh itself is not involved."
+            ),
+        );
+        self.findings.push(Finding::new(
+            MD0108,
+            Some(self.pod_ref()),
+            &[self.full_name().into(), detail.into()],
+        ));
+        self.next_steps.push(step(
+            "Check the proxy image reference (the injector's global.proxy.image / hub / tag, or the sidecar.istio.io/proxyImage annotation)",
+            self.kubectl(&format!(
+                "get pod {} -o jsonpath='{{.spec.containers[?(@.name==\"istio-proxy\")].image}}'",
+                self.name
+            )),
+        ));
+        self.next_steps.push(step(
+            "See the kubelet's pull error and the pull secrets in the pod's events",
+            self.kubectl(&format!("describe pod {}", self.name)),
+        ));
+    }
+
+    /// istio-proxy is killed for memory: its limit, not its bootstrap.
+    fn out_of_memory(&mut self, t: &k8s_openapi::api::core::v1::ContainerStateTerminated) {
+        let limit = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(sidecar::proxy_container)
+            .and_then(|p| p.container.resources.as_ref())
+            .and_then(|r| r.limits.as_ref())
+            .and_then(|l| l.get("memory"))
+            .map(|q| q.0.clone());
+        let detail = format!(
+            "it is killed for using more memory than {} (OOMKilled, exit code {})",
+            limit
+                .as_deref()
+                .map(|l| format!("its limit of {l}"))
+                .unwrap_or_else(|| "the node allows (no memory limit)".to_string()),
+            t.exit_code
+        );
+        self.set_verdict(
+            VerdictKind::OutOfMemory,
+            "proxy out of memory",
+            format!(
+                "istio-proxy keeps being killed: {detail}. Its bootstrap is not the problem; the proxy needs more memory than it is given, usually because it receives configuration for the whole mesh."
+            ),
+        );
+        self.findings.push(Finding::new(
+            MD0108,
+            Some(self.pod_ref()),
+            &[self.full_name().into(), detail.into()],
+        ));
+        self.next_steps.push(step(
+            "Raise the proxy's memory limit (annotation sidecar.istio.io/proxyMemoryLimit on the pod template, or the injector's global.proxy.resources); its current resources:",
+            self.kubectl(&format!(
+                "get pod {} -o jsonpath='{{.spec.containers[?(@.name==\"istio-proxy\")].resources}}'",
+                self.name
+            )),
+        ));
+        self.next_steps.push(step(
+            "Or send it less configuration: a Sidecar resource that limits the hosts its namespace imports",
+            self.kubectl("get sidecars.networking.istio.io"),
+        ));
     }
 
     /// istio-init / istio-validation failures explain a pod that never gets to the proxy.
@@ -662,7 +881,17 @@ impl<'a> Builder<'a> {
             ),
             None => format!("The istio-proxy container cannot start: {reason}."),
         };
-        self.set_verdict(VerdictKind::BootstrapCrash, "bootstrap crash", summary);
+        match (matches.first(), termination) {
+            (None, Some(t)) => {
+                let title = format!(
+                    "crash: istio-proxy exits with code {} ({})",
+                    t.exit_code,
+                    t.reason.as_deref().unwrap_or("terminated")
+                );
+                self.set_verdict(VerdictKind::ProxyCrash, &title, summary);
+            }
+            _ => self.set_verdict(VerdictKind::BootstrapCrash, "bootstrap crash", summary),
+        }
         self.findings.push(Finding::new(
             MD0101,
             Some(self.pod_ref()),
@@ -732,12 +961,16 @@ impl<'a> Builder<'a> {
                     | Signature::RouteToUnknownCluster
             )
         });
-        if names_a_cluster {
+        // Never a `kubectl exec` step: the container is crash-looping, there is nothing to exec into.
+        if let (true, Some(cm)) = (
+            names_a_cluster,
+            self.pod.annotation("sidecar.istio.io/bootstrapOverride"),
+        ) {
             self.next_steps.push(step(
-                "The log names a cluster: validate the bootstrap pilot-agent wrote (copy it while istio-proxy is up between restarts)",
+                "The log names a cluster: validate the custom bootstrap of the override ConfigMap",
                 Some(format!(
-                    "kubectl -n {} exec {} -c istio-proxy -- cat /etc/istio/proxy/envoy-rev.json > envoy-rev.json && kubectl mesh-doctor bootstrap validate envoy-rev.json",
-                    self.namespace, self.name
+                    "kubectl -n {} get configmap {cm} -o jsonpath='{{.data.custom_bootstrap\\.json}}' > custom_bootstrap.json && kubectl mesh-doctor bootstrap validate custom_bootstrap.json",
+                    self.namespace
                 )),
             ));
         } else {
@@ -1072,12 +1305,19 @@ impl<'a> Builder<'a> {
             "Read the proxy's log (pilot-agent says why it cannot reach istiod)",
             self.kubectl(&format!("logs {} -c istio-proxy --tail 50", self.name)),
         ));
-        self.next_steps.push(step(
-            "Is istiod running and ready?",
-            Some(format!(
-                "kubectl -n {ISTIO_NAMESPACE} get pods -l app=istiod -o wide"
-            )),
-        ));
+        // Steps follow the failed checks: istiod's own health only when it was not seen ready.
+        let istiod_seen_ready = self
+            .checks
+            .iter()
+            .any(|c| c.name == "istiod has ready endpoints" && c.status == CheckStatus::Pass);
+        if !istiod_seen_ready {
+            self.next_steps.push(step(
+                "Is istiod running and ready?",
+                Some(format!(
+                    "kubectl -n {ISTIO_NAMESPACE} get pods -l app=istiod -o wide"
+                )),
+            ));
+        }
         self.next_steps.push(step(
             "istiod's view: which proxies it serves",
             Some(format!(
@@ -1090,6 +1330,7 @@ impl<'a> Builder<'a> {
 
     /// The probable causes of a proxy that cannot get its configuration.
     fn control_plane_checks(&mut self) {
+        self.check_discovery_address();
         self.check_istiod_endpoints();
         self.check_network_policies();
         self.check_root_cert();
@@ -1172,6 +1413,175 @@ impl<'a> Builder<'a> {
             .any(|s| s.namespace == ISTIO_NAMESPACE && s.name.starts_with("istiod"))
     }
 
+    /// The names of istiod's pods that are Running and ready.
+    fn ready_istiod_pods(&self) -> Vec<String> {
+        self.ctx
+            .istiod_pods
+            .found()
+            .into_iter()
+            .flatten()
+            .filter(|p| {
+                p.metadata.deletion_timestamp.is_none()
+                    && p.status.as_ref().is_some_and(|s| {
+                        s.phase.as_deref() == Some("Running")
+                            && s.conditions
+                                .iter()
+                                .flatten()
+                                .any(|c| c.type_ == "Ready" && c.status == "True")
+                    })
+            })
+            .map(|p| p.name().to_string())
+            .collect()
+    }
+
+    /// The discovery address the proxy should use: the pod's `proxy.istio.io/config`, else the
+    /// mesh config's `defaultConfig`, else Istio's default for the revision.
+    fn expected_discovery_address(&self) -> String {
+        fn discovery(yaml: &str) -> Option<String> {
+            let doc = crate::source::yaml::parse_stream(yaml)
+                .ok()?
+                .into_iter()
+                .next()?;
+            doc.value
+                .get("discoveryAddress")?
+                .as_str()
+                .map(str::to_string)
+        }
+        if let Some(a) = self
+            .pod
+            .annotation("proxy.istio.io/config")
+            .and_then(discovery)
+        {
+            return a;
+        }
+        let mesh = self
+            .ctx
+            .mesh_config
+            .found()
+            .and_then(|cm| cm.data.as_ref()?.get("mesh").cloned())
+            .and_then(|mesh| {
+                let doc = crate::source::yaml::parse_stream(&mesh)
+                    .ok()?
+                    .into_iter()
+                    .next()?;
+                doc.value
+                    .pointer("/defaultConfig/discoveryAddress")?
+                    .as_str()
+                    .map(str::to_string)
+            });
+        mesh.unwrap_or_else(|| match self.revision() {
+            Some(rev) => format!("istiod-{rev}.{ISTIO_NAMESPACE}.svc:{XDS_PORT}"),
+            None => format!("istiod.{ISTIO_NAMESPACE}.svc:{XDS_PORT}"),
+        })
+    }
+
+    /// Is the address the bootstrap's ADS cluster dials istiod's? A unix socket is pilot-agent's
+    /// local xDS proxy (which dials the discovery address itself).
+    fn check_discovery_address(&mut self) {
+        const NAME: &str = "the proxy's discovery address is istiod's";
+        let Some(bootstrap) = self.probe.and_then(|p| p.admin.bootstrap.ok()) else {
+            return;
+        };
+        let Some(ads) = bootstrap.ads_cluster.as_deref() else {
+            return;
+        };
+        let Some(cluster) = bootstrap.static_cluster(ads) else {
+            return;
+        };
+        if cluster.addresses.is_empty() {
+            return;
+        }
+        let expected = self.expected_discovery_address();
+        if cluster.addresses.iter().any(|a| a.starts_with("unix:")) {
+            self.checks.push(check(
+                NAME,
+                CheckStatus::Pass,
+                format!(
+                    "ADS cluster {ads} goes through pilot-agent's local xDS proxy ({}); pilot-agent dials {expected}",
+                    cluster.addresses.join(", ")
+                ),
+            ));
+            return;
+        }
+        let split = |a: &str| -> (String, String) {
+            match a.rsplit_once(':') {
+                Some((h, p)) => (
+                    h.trim_start_matches('[').trim_end_matches(']').to_string(),
+                    p.to_string(),
+                ),
+                None => (a.to_string(), String::new()),
+            }
+        };
+        let (_, expected_port) = split(&expected);
+        let mut istiod_ips: Vec<IpAddr> = self.istiod_addresses();
+        for p in self.ctx.istiod_pods.found().into_iter().flatten() {
+            if let Some(ip) = p
+                .status
+                .as_ref()
+                .and_then(|s| s.pod_ip.as_deref())
+                .and_then(|ip| ip.parse().ok())
+            {
+                istiod_ips.push(ip);
+            }
+        }
+        let istiod_ports = [expected_port.clone(), "15010".into(), XDS_PORT.to_string()];
+        let wrong: Vec<&String> = cluster
+            .addresses
+            .iter()
+            // The port decides: a host can be a DNS alias, a Service IP or a pod IP of istiod,
+            // but an address on none of istiod's xDS ports (15012, 15010, the configured one)
+            // cannot be istiod. An IP that is istiod's pod IP is accepted on any istiod port.
+            .filter(|a| {
+                let (_, port) = split(a);
+                !(a.as_str() == expected || istiod_ports.contains(&port))
+            })
+            .collect();
+        if wrong.is_empty() {
+            self.checks.push(check(
+                NAME,
+                CheckStatus::Pass,
+                format!(
+                    "ADS cluster {ads} -> {} (istiod: {expected})",
+                    cluster.addresses.join(", ")
+                ),
+            ));
+            return;
+        }
+        let wrong_text = wrong
+            .iter()
+            .map(|a| a.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut istiod = format!("istiod is {expected}");
+        if !istiod_ips.is_empty() {
+            let ips: Vec<String> = istiod_ips.iter().map(ToString::to_string).collect();
+            istiod.push_str(&format!(", its pods {}", ips.join(", ")));
+        }
+        self.checks.push(check(
+            NAME,
+            CheckStatus::Fail,
+            format!("ADS cluster {ads} -> {wrong_text}, but {istiod}"),
+        ));
+        self.findings.push(Finding::new(
+            MD0109,
+            Some(self.pod_ref()),
+            &[
+                self.full_name().into(),
+                wrong_text.clone().into(),
+                istiod.into(),
+            ],
+        ));
+        self.next_steps.push(step(
+            format!(
+                "Point the proxy back at istiod ({expected}): {wrong_text} comes from its bootstrap (a sidecar.istio.io/bootstrapOverride ConfigMap, the proxy.istio.io/config annotation's discoveryAddress, or the mesh config's defaultConfig.discoveryAddress); see which"
+            ),
+            Some(format!(
+                "kubectl mesh-doctor bootstrap explain {} -n {}",
+                self.name, self.namespace
+            )),
+        ));
+    }
+
     fn check_istiod_endpoints(&mut self) {
         const NAME: &str = "istiod has ready endpoints";
         let c = match (&self.ctx.istio_endpoint_slices, self.istiod_slices()) {
@@ -1180,11 +1590,19 @@ impl<'a> Builder<'a> {
                 CheckStatus::Unknown,
                 format!("EndpointSlices in {ISTIO_NAMESPACE} could not be listed: {reason}"),
             ),
+            (_, None) if !self.ready_istiod_pods().is_empty() => check(
+                NAME,
+                CheckStatus::Pass,
+                format!(
+                    "istiod pod(s) {} Running and ready (no EndpointSlice of Service istiod in {ISTIO_NAMESPACE} lists them)",
+                    self.ready_istiod_pods().join(", ")
+                ),
+            ),
             (_, None) => check(
                 NAME,
                 CheckStatus::Fail,
                 format!(
-                    "no EndpointSlice for Service istiod{} in {ISTIO_NAMESPACE}: istiod is not installed there, or its Service is gone",
+                    "no EndpointSlice for Service istiod{} in {ISTIO_NAMESPACE} and no ready istiod pod: istiod is not installed there, or its Service is gone",
                     self.revision()
                         .map(|r| format!(" (or istiod-{r})"))
                         .unwrap_or_default()
@@ -1640,6 +2058,17 @@ impl<'a> Builder<'a> {
             title: "healthy".to_string(),
             summary: "Nothing wrong was found.".to_string(),
         });
+        let not_read = not_read(self.ctx, &self.namespace);
+        if !not_read.is_empty() {
+            let what: Vec<&str> = not_read.iter().map(|n| n.what.as_str()).collect();
+            self.next_steps.push(step(
+                format!(
+                    "This verdict is incomplete: {} could not be read (see \"Not read\"). Check what your identity may read (the read-only permissions are in docs/rbac.yaml)",
+                    what.join(", ")
+                ),
+                Some(format!("kubectl auth can-i --list -n {}", self.namespace)),
+            ));
+        }
         Diagnosis {
             pod: summarize(self.pod),
             verdict,
@@ -1647,8 +2076,58 @@ impl<'a> Builder<'a> {
             evidence: self.evidence,
             checks: self.checks,
             next_steps: dedup(self.next_steps),
+            not_read,
         }
     }
+}
+
+/// The reads of the context that failed.
+fn not_read(ctx: &PodContext, namespace: &str) -> Vec<NotRead> {
+    let mut out = Vec::new();
+    let mut add = |what: String, lookup: Option<&String>| {
+        if let Some(reason) = lookup {
+            out.push(NotRead {
+                what,
+                reason: reason.clone(),
+            });
+        }
+    };
+    fn reason<T>(l: &Lookup<T>) -> Option<&String> {
+        match l {
+            Lookup::Unknown(r) => Some(r),
+            _ => None,
+        }
+    }
+    add(format!("namespace {namespace}"), reason(&ctx.namespace));
+    add(
+        "mutatingwebhookconfigurations".to_string(),
+        reason(&ctx.webhooks),
+    );
+    add(
+        format!("endpointslices in {ISTIO_NAMESPACE}"),
+        reason(&ctx.istio_endpoint_slices),
+    );
+    add(
+        format!("namespace {ISTIO_NAMESPACE}"),
+        reason(&ctx.istio_namespace),
+    );
+    add(
+        format!("networkpolicies in {namespace}"),
+        reason(&ctx.network_policies),
+    );
+    add(
+        format!("configmap {namespace}/{ROOT_CERT_CONFIG_MAP}"),
+        reason(&ctx.root_cert),
+    );
+    add(
+        format!("istiod pods in {ISTIO_NAMESPACE}"),
+        reason(&ctx.istiod_pods),
+    );
+    add(
+        format!("configmap {ISTIO_NAMESPACE}/istio"),
+        reason(&ctx.mesh_config),
+    );
+    out
 }
 
 fn dedup(steps: Vec<NextStep>) -> Vec<NextStep> {
@@ -1997,13 +2476,29 @@ pub(crate) mod tests {
     pub(crate) fn good_context() -> PodContext {
         PodContext {
             namespace: Lookup::Found(namespace("shop", json!({"istio-injection": "enabled"}))),
-            webhooks: Lookup::Found(Vec::new()),
+            webhooks: Lookup::Found(vec![Located::new(default_injector())]),
             istio_endpoint_slices: Lookup::Found(vec![istiod_slice(true)]),
             istio_namespace: Lookup::Found(namespace("istio-system", json!({}))),
             network_policies: Lookup::Found(Vec::new()),
             root_cert: Lookup::Found(root_cert()),
+            istiod_pods: Lookup::Found(Vec::new()),
+            mesh_config: Lookup::Missing,
             now: Some(captured_at()),
         }
+    }
+
+    /// The injection webhook of a default Istio installation (namespace istio-injection=enabled).
+    pub(crate) fn default_injector() -> MutatingWebhookConfiguration {
+        from_json(json!({
+            "metadata": {"name": "istio-sidecar-injector"},
+            "webhooks": [{
+                "name": "namespace.sidecar-injector.istio.io",
+                "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                "clientConfig": {"service": {"name": "istiod", "namespace": "istio-system"}},
+                "namespaceSelector": {"matchLabels": {"istio-injection": "enabled"}},
+                "objectSelector": {"matchExpressions": [{"key": "sidecar.istio.io/inject", "operator": "NotIn", "values": ["false"]}]}
+            }]
+        }))
     }
 
     /// Capture A: Envoy waiting for an istiod it cannot reach.
@@ -2118,11 +2613,16 @@ pub(crate) mod tests {
         assert!(d.evidence[0].text.contains("7 restart(s)"));
         assert!(d.next_steps.iter().any(|s| s.command.as_deref()
             == Some("kubectl -n shop logs web-crash -c istio-proxy --previous --tail 50")));
-        // Links to the bootstrap checks; the log names a cluster, so the dumped bootstrap too.
+        // Links to the bootstrap checks; never a `kubectl exec` into a crash-looping container.
         assert!(d.next_steps.iter().any(|s| s.command.as_deref()
             == Some("kubectl mesh-doctor bootstrap explain web-crash -n shop")));
-        assert!(d.next_steps.iter().any(|s| s.command.as_deref()
-            == Some("kubectl -n shop exec web-crash -c istio-proxy -- cat /etc/istio/proxy/envoy-rev.json > envoy-rev.json && kubectl mesh-doctor bootstrap validate envoy-rev.json")));
+        assert!(
+            !d.next_steps
+                .iter()
+                .any(|s| s.command.as_deref().is_some_and(|c| c.contains(" exec "))),
+            "{:?}",
+            d.next_steps
+        );
         assert!(d.fails(Level::Error));
         // Runtime checks of the control plane do not apply to a crash.
         assert!(d.checks.is_empty());
@@ -2168,7 +2668,11 @@ pub(crate) mod tests {
             logs: logs(None, Some("C_stderr.txt")),
         };
         let d = diagnose(&pod, &good_context(), Some(&probe));
-        assert_eq!(d.verdict.kind, VerdictKind::BootstrapCrash);
+        assert_eq!(d.verdict.kind, VerdictKind::ProxyCrash);
+        assert_eq!(
+            d.verdict.title,
+            "crash: istio-proxy exits with code 1 (Error)"
+        );
         assert!(
             d.findings[0]
                 .message
@@ -2184,9 +2688,244 @@ pub(crate) mod tests {
         let mut status = crashloop_status();
         status["lastState"]["terminated"]["reason"] = json!("OOMKilled");
         status["lastState"]["terminated"]["exitCode"] = json!(137);
-        let d = diagnose(&pod("web", Some(status), true), &good_context(), None);
-        assert_eq!(d.verdict.kind, VerdictKind::BootstrapCrash);
-        assert!(d.findings[0].message.contains("OOMKilled"));
+        let mut p = pod("web", Some(status), true);
+        let proxy = p
+            .spec
+            .as_mut()
+            .unwrap()
+            .containers
+            .iter_mut()
+            .find(|c| c.name == "istio-proxy")
+            .unwrap();
+        proxy.resources = Some(from_json(json!({"limits": {"memory": "128Mi"}})));
+        let d = diagnose(&p, &good_context(), None);
+        // Its own verdict and steps: the memory limit, not the bootstrap.
+        assert_eq!(d.verdict.kind, VerdictKind::OutOfMemory);
+        assert_eq!(d.verdict.title, "proxy out of memory");
+        assert_eq!(codes(&d), ["MD0108"]);
+        assert!(
+            d.findings[0].message.contains(
+                "cannot run: it is killed for using more memory than its limit of 128Mi (OOMKilled, exit code 137)"
+            ),
+            "{}",
+            d.findings[0].message
+        );
+        assert!(
+            d.next_steps[0]
+                .text
+                .starts_with("Raise the proxy's memory limit")
+        );
+        assert!(!d.next_steps.iter().any(|s| {
+            s.text.contains("bootstrap")
+                || s.command
+                    .as_deref()
+                    .is_some_and(|c| c.contains(" exec ") || c.contains("bootstrap"))
+        }));
+    }
+
+    #[test]
+    fn an_image_that_cannot_be_pulled() {
+        for reason in ["ImagePullBackOff", "ErrImagePull"] {
+            let status = json!({"ready": false, "restartCount": 0, "state": {"waiting": {
+                "reason": reason, "message": "Back-off pulling image \"istio/proxyv2:9.9.9\""}}});
+            let d = diagnose(&pod("web", Some(status), true), &good_context(), None);
+            assert_eq!(d.verdict.kind, VerdictKind::ImageNotPulled, "{reason}");
+            assert_eq!(codes(&d), ["MD0108"]);
+            assert!(
+                d.findings[0]
+                    .message
+                    .contains(&format!("cannot be pulled ({reason}"))
+            );
+            // Nothing about root certificates or probes: the image reference.
+            assert!(d.checks.is_empty(), "{:?}", d.checks);
+            assert!(
+                d.next_steps[0]
+                    .text
+                    .starts_with("Check the proxy image reference")
+            );
+            assert!(!d.next_steps.iter().any(|s| s.text.contains("root")));
+        }
+    }
+
+    #[test]
+    fn a_young_proxy_is_starting_not_waiting_for_istiod() {
+        // Running for 3 s, not ready, Envoy PRE_INITIALIZING: within the grace of its readiness
+        // probe (0 + 15 x 4 = 60 s), so "starting", no MD0102, exit 0.
+        let started = captured_at()
+            .checked_sub(jiff::SignedDuration::from_secs(3))
+            .unwrap();
+        let status = json!({"ready": false, "started": true, "restartCount": 0,
+            "state": {"running": {"startedAt": started.to_string()}}});
+        let mut p = pod("web-wait", Some(status), false);
+        let proxy = p
+            .spec
+            .as_mut()
+            .unwrap()
+            .containers
+            .iter_mut()
+            .find(|c| c.name == "istio-proxy")
+            .unwrap();
+        proxy.readiness_probe = Some(from_json(
+            json!({"periodSeconds": 15, "failureThreshold": 4,
+            "httpGet": {"path": "/healthz/ready", "port": 15021}}),
+        ));
+        assert_eq!(sidecar::startup_grace_seconds(&p), 60);
+        let probe = ProbeResult {
+            admin: admin_waiting(refused_15021()),
+            logs: logs(None, None),
+        };
+        let d = diagnose(&p, &good_context(), Some(&probe));
+        assert_eq!(d.verdict.kind, VerdictKind::Starting);
+        assert_eq!(d.verdict.title, "starting");
+        assert!(d.findings.is_empty(), "{:?}", d.findings);
+        assert!(!d.fails(Level::Info));
+        assert!(
+            d.verdict.summary.contains("started 3s ago"),
+            "{}",
+            d.verdict.summary
+        );
+        // After the grace, the same proxy waits for istiod.
+        let later = captured_at()
+            .checked_sub(jiff::SignedDuration::from_secs(61))
+            .unwrap();
+        p.status
+            .as_mut()
+            .unwrap()
+            .container_statuses
+            .as_mut()
+            .unwrap()[1]
+            .state
+            .as_mut()
+            .unwrap()
+            .running
+            .as_mut()
+            .unwrap()
+            .started_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(later));
+        let d = diagnose(&p, &good_context(), Some(&probe));
+        assert_eq!(d.verdict.kind, VerdictKind::WaitingForControlPlane);
+    }
+
+    #[test]
+    fn no_injection_webhook_at_all_means_istiod_is_missing() {
+        let context = PodContext {
+            webhooks: Lookup::Found(Vec::new()),
+            ..good_context()
+        };
+        let d = diagnose(&pod("web", None, true), &context, None);
+        assert_eq!(d.verdict.kind, VerdictKind::InjectorMissing);
+        assert_eq!(
+            d.verdict.title,
+            "not meshed: no injection webhook is installed"
+        );
+        assert!(
+            d.verdict
+                .summary
+                .contains("istiod (its sidecar injector) is not installed")
+        );
+        assert_eq!(codes(&d), ["MD0103"]);
+        assert!(!d.next_steps.iter().any(|s| {
+            s.text.to_lowercase().contains("restart the workload")
+                || s.command
+                    .as_deref()
+                    .is_some_and(|c| c.contains("rollout restart") || c.contains("delete pod"))
+        }));
+    }
+
+    #[test]
+    fn unread_surroundings_are_said_and_make_the_result_incomplete() {
+        let context = PodContext {
+            namespace: Lookup::Unknown("namespaces \"shop\" is forbidden".into()),
+            ..good_context()
+        };
+        let d = diagnose(&pod("web", None, true), &context, None);
+        assert_eq!(d.verdict.kind, VerdictKind::Unknown);
+        assert!(d.incomplete());
+        assert_eq!(d.not_read[0].what, "namespace shop");
+        assert!(!d.next_steps.is_empty());
+        let text =
+            crate::render::diagnosis::text(&d, None, &crate::render::style::Styles::new(false));
+        assert!(
+            text.contains("Not read\n  ? namespace shop: namespaces \"shop\" is forbidden"),
+            "{text}"
+        );
+        assert!(!text.contains("nothing to do"), "{text}");
+    }
+
+    #[test]
+    fn a_discovery_address_that_is_not_istiod_is_a_finding() {
+        let p = pod("web-wait", Some(waiting_status()), false);
+        let mut admin = admin_waiting(refused_15021());
+        if let Probed::Ok(b) = &mut admin.bootstrap {
+            let ads = b.ads_cluster.clone().unwrap();
+            b.static_clusters
+                .iter_mut()
+                .find(|c| c.name == ads)
+                .unwrap()
+                .addresses = vec!["127.0.0.1:1".into()];
+        } else {
+            panic!("capture A has a bootstrap");
+        }
+        let probe = ProbeResult {
+            admin,
+            logs: logs(None, None),
+        };
+        let d = diagnose(&p, &good_context(), Some(&probe));
+        assert_eq!(codes(&d), ["MD0102", "MD0109"]);
+        let check = d
+            .checks
+            .iter()
+            .find(|c| c.name == "the proxy's discovery address is istiod's")
+            .unwrap();
+        assert_eq!(check.status, CheckStatus::Fail);
+        assert!(check.detail.contains("127.0.0.1:1"), "{}", check.detail);
+        // The first step fixes the address; istiod's endpoints passed, so no "bring istiod back".
+        assert!(
+            d.next_steps[0]
+                .text
+                .starts_with("Point the proxy back at istiod"),
+            "{:?}",
+            d.next_steps
+        );
+        assert!(
+            !d.next_steps
+                .iter()
+                .any(|s| s.text.starts_with("Bring istiod back")
+                    || s.text.starts_with("Is istiod running"))
+        );
+    }
+
+    #[test]
+    fn istiod_pods_running_without_endpointslices_are_not_down() {
+        let istiod: Pod = from_json(json!({
+            "metadata": {"name": "istiod-7f9", "namespace": "istio-system", "labels": {"app": "istiod"}},
+            "spec": {"containers": [{"name": "discovery", "image": "istio/pilot:1.31.0"}]},
+            "status": {"phase": "Running", "podIP": "10.244.0.9", "conditions": [{"type": "Ready", "status": "True"}]}
+        }));
+        let context = PodContext {
+            istio_endpoint_slices: Lookup::Found(Vec::new()),
+            istiod_pods: Lookup::Found(vec![istiod]),
+            ..good_context()
+        };
+        let probe = ProbeResult {
+            admin: admin_waiting(refused_15021()),
+            logs: logs(None, None),
+        };
+        let d = diagnose(
+            &pod("web-wait", Some(waiting_status()), false),
+            &context,
+            Some(&probe),
+        );
+        let check = d
+            .checks
+            .iter()
+            .find(|c| c.name == "istiod has ready endpoints")
+            .unwrap();
+        assert_eq!(check.status, CheckStatus::Pass, "{}", check.detail);
+        assert!(
+            !d.next_steps
+                .iter()
+                .any(|s| s.text.starts_with("Bring istiod back"))
+        );
     }
 
     pub(crate) fn waiting_status() -> serde_json::Value {
@@ -2201,6 +2940,7 @@ pub(crate) mod tests {
             logs: logs(Some("A_stderr.txt"), None),
         };
         let context = PodContext {
+            webhooks: Lookup::Found(Vec::new()),
             istio_endpoint_slices: Lookup::Found(vec![istiod_slice(false)]),
             network_policies: Lookup::Found(vec![deny_all_egress()]),
             root_cert: Lookup::Missing,
@@ -2313,7 +3053,8 @@ pub(crate) mod tests {
         for c in &d.checks {
             assert_eq!(c.status, CheckStatus::Pass, "{c:?}");
         }
-        assert_eq!(d.checks.len(), 4);
+        // istiod's address, endpoints, NetworkPolicies, root certificate, token audience.
+        assert_eq!(d.checks.len(), 5);
     }
 
     #[test]

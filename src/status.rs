@@ -11,9 +11,6 @@ use crate::mesh::sidecar::{self, PROXY_CONTAINER};
 use crate::mesh::syncz::{ProxySync, SyncState, Syncz, TypeStatus};
 use crate::snapshot::Object;
 
-/// A pod younger than this whose proxy is not up yet is STARTING, not NOT CONNECTED.
-pub const STARTUP_GRACE_SECONDS: i64 = 60;
-
 /// The revision label on pods and on istiod.
 const REVISION_LABEL: &str = "istio.io/rev";
 
@@ -722,7 +719,8 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
         }
         return (RowState::NotRunning, reason);
     }
-    let young = age_seconds(pod, now).is_some_and(|a| a < STARTUP_GRACE_SECONDS);
+    let grace = sidecar::startup_grace_seconds(pod);
+    let young = age_seconds(pod, now).is_some_and(|a| a < grace);
     let age = age_seconds(pod, now)
         .map(|a| format!(" for {}", human_duration(a)))
         .unwrap_or_default();
@@ -824,7 +822,7 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
         .and_then(|s| s.running.as_ref())
         .and_then(|r| r.started_at.as_ref())
         .map(|t| now.as_second() - t.0.as_second());
-    let proxy_young = started.is_some_and(|s| s < STARTUP_GRACE_SECONDS);
+    let proxy_young = started.is_some_and(|s| s < grace) && proxy.restart_count == 0;
     if !proxy.ready {
         let reason = format!(
             "{PROXY_CONTAINER} running{} but not ready: Envoy has no configuration from istiod",
@@ -1106,6 +1104,21 @@ mod tests {
         let (state, reason) = unconnected(&young, now());
         assert_eq!(state, RowState::Starting);
         assert_eq!(reason, "pod Pending for 10s: istio-proxy ContainerCreating");
+
+        // The grace is the readiness probe's, the rule every command uses: 0 + 2 x 2 = 4 s, so
+        // the same 10 s old pod is past it and NOT CONNECTED.
+        let mut quick = young.clone();
+        if let Some(proxy) = quick
+            .spec
+            .as_mut()
+            .and_then(|spec| spec.containers.iter_mut().find(|c| c.name == "istio-proxy"))
+        {
+            proxy.readiness_probe = Some(
+                serde_json::from_value(json!({"periodSeconds": 2, "failureThreshold": 2})).unwrap(),
+            );
+        }
+        assert_eq!(sidecar::startup_grace_seconds(&quick), 4);
+        assert_eq!(unconnected(&quick, now()).0, RowState::NotConnected);
 
         let (state, reason) = unconnected(&pod("p", "ns", running_ready()), now());
         assert_eq!(state, RowState::NotConnected);

@@ -154,9 +154,10 @@ fn stdin_and_directories() {
     let (stdout, _, code) = run(&["analyze", "-f", "examples", "-R"]);
     assert_eq!(code, 79);
     insta::assert_snapshot!("examples_log", stdout);
-    // Without -R only the top level of a directory is read (there are no manifests there).
+    // Without -R only the top level of a directory is read; there is no manifest there, and
+    // input that yields no object is an error, not a pass.
     let (_, stderr, code) = run(&["analyze", "-f", "examples"]);
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 65, "{stderr}");
 }
 
 #[test]

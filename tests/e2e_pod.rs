@@ -269,7 +269,11 @@ spec:
   serviceAccountName: default
   containers:
   - {{name: web, image: nginx}}
-  - {{name: istio-proxy, image: istio/proxyv2:1.24.0}}
+  # A startup grace of 0 + 1 x 1 = 1 s (the readiness probe's): past it, a proxy that is not
+  # ready is judged (within it, every command says "starting").
+  - name: istio-proxy
+    image: istio/proxyv2:1.24.0
+    readinessProbe: {{httpGet: {{path: /healthz/ready, port: 15021}}, periodSeconds: 1, failureThreshold: 1}}
   volumes:
   - name: istio-token
     projected:
@@ -345,6 +349,10 @@ fn wait_for_status(env: &TestEnv, namespace: &str, pod: &str, status: Status) {
             .kubectl_run(&["-n", namespace, "get", "pod", pod, "-o", &jsonpath], None)
             .stdout;
         if got == want {
+            if matches!(status, Status::NotReady) {
+                // Past the pod's startup grace (1 s, its readiness probe's), so it is judged.
+                std::thread::sleep(Duration::from_millis(1500));
+            }
             return;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -583,7 +591,23 @@ fn proxy_without_istiod_is_waiting_with_the_causes_checked() {
         doc["verdict"]["kind"], "waiting-for-control-plane",
         "{doc:#}"
     );
-    assert_eq!(codes(&doc), ["MD0102"]);
+    // The ADS cluster points at 127.0.0.1:1, which is not istiod's: a finding of its own, and
+    // the first next step (whatever istiod the shared cluster runs).
+    assert_eq!(codes(&doc), ["MD0102", "MD0109"]);
+    assert!(
+        doc["findings"][1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sends its xDS requests to 127.0.0.1:1, which is not istiod"),
+        "{doc:#}"
+    );
+    assert!(
+        doc["nextSteps"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Point the proxy back at istiod"),
+        "{doc:#}"
+    );
     let admin = &doc["probe"]["admin"];
     assert_eq!(admin["serverInfo"]["ok"]["state"], "PRE_INITIALIZING");
     assert_eq!(admin["ready"]["ok"]["status"], 503);
@@ -729,7 +753,7 @@ fn analyze_adds_runtime_findings_for_flagged_injected_pods() {
     let findings: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
     let got: BTreeSet<(String, String)> = findings
         .iter()
-        .filter(|f| f["code"].as_str().unwrap().starts_with("MD01"))
+        .filter(|f| f["code"].as_str().is_some_and(|c| c.starts_with("MD01")))
         .map(|f| {
             (
                 f["code"].as_str().unwrap().to_string(),
@@ -740,6 +764,8 @@ fn analyze_adds_runtime_findings_for_flagged_injected_pods() {
     let want: BTreeSet<(String, String)> = [
         ("MD0101", format!("Pod {ns}/web-crash")),
         ("MD0102", format!("Pod {ns}/web-wait")),
+        // Its ADS cluster points at 127.0.0.1:1, not at istiod.
+        ("MD0109", format!("Pod {ns}/web-wait")),
     ]
     .into_iter()
     .map(|(c, o)| (c.to_string(), o))

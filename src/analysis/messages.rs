@@ -224,6 +224,12 @@ messages! {
     MD0107 = "MD0107", "ProxyUnreachable", Warning,
         "The proxy of pod %s could not be probed: %s",
         "mesh-doctor could not reach the Envoy admin port (timeout, refused, or port-forward denied).";
+    MD0108 = "MD0108", "SidecarContainerFailing", Error,
+        "The istio-proxy container of pod %s cannot run: %s",
+        "The istio-proxy container is killed for memory (OOMKilled) or its image cannot be pulled, so the pod has no working proxy.";
+    MD0109 = "MD0109", "ProxyDiscoveryAddressNotIstiod", Error,
+        "The sidecar of pod %s sends its xDS requests to %s, which is not istiod (%s).",
+        "The discovery address of the proxy's bootstrap (its ADS cluster) points somewhere istiod does not listen.";
     MD0201 = "MD0201", "ControlPlaneNotHighlyAvailable", Warning,
         "istiod revision %q %s, and the injection webhook configuration(s) %v call it with failurePolicy Fail: %s, no pod can be created in %s. %s",
         "An injection webhook with failurePolicy Fail depends on an istiod with fewer than 2 replicas or no PodDisruptionBudget.";

@@ -16,7 +16,9 @@ use crate::snapshot::{Located, Object, Snapshot};
 pub const NAME: &str = "sidecar-runtime";
 pub const DESCRIPTION: &str = "Sidecars of injected pods that are not ready, restarting or waiting, probed like `pod NAME` (live clusters only; off with --probe=false)";
 /// The codes it can add (the sidecar runtime family).
-pub const CODES: &[&str] = &["MD0101", "MD0102", "MD0104", "MD0105", "MD0106", "MD0107"];
+pub const CODES: &[&str] = &[
+    "MD0101", "MD0102", "MD0104", "MD0105", "MD0106", "MD0107", "MD0108", "MD0109",
+];
 
 /// Why the pod list flags a pod's istio-proxy.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,6 +147,33 @@ pub fn pod_context(
                 .collect(),
         ),
     };
+    let istiod_pods = match unknown("pods") {
+        Some(reason) => Lookup::Unknown(reason),
+        None => Lookup::Found(
+            snapshot
+                .pods
+                .iter()
+                .filter(|p| {
+                    same_cluster(&p.origin)
+                        && p.object.namespace() == Some(ISTIO_NAMESPACE)
+                        && p.object.label("app") == Some("istiod")
+                })
+                .map(|p| p.object.clone())
+                .collect(),
+        ),
+    };
+    let mesh_config = match unknown("configmaps") {
+        Some(reason) => Lookup::Unknown(reason),
+        None => snapshot
+            .config_maps
+            .iter()
+            .find(|c| {
+                same_cluster(&c.origin)
+                    && c.object.namespace() == Some(ISTIO_NAMESPACE)
+                    && c.object.name() == "istio"
+            })
+            .map_or(Lookup::Missing, |c| Lookup::Found(c.object.clone())),
+    };
     PodContext {
         namespace: ns,
         webhooks,
@@ -152,6 +181,8 @@ pub fn pod_context(
         istio_namespace: fetched.istio_namespace,
         network_policies: policies,
         root_cert: fetched.root_cert,
+        istiod_pods,
+        mesh_config,
         now,
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::analysis::messages::Level;
-use crate::analysis::report::Suppression;
+use crate::analysis::report::{Skipped, Suppression};
 use crate::analysis::{self, ANALYZERS, Finding, Report};
 use crate::cli::{GlobalArgs, parse_duration};
 use crate::error::{Error, Result};
@@ -41,7 +41,16 @@ Files are read as `kubectl apply -f` reads them: YAML or JSON, several documents
 as the pods they will create after the injection webhook ran; Pods are pods that already exist.
 Unlike istioctl, Pods, Namespaces and Services in files are analysed.
 
+A directory without -R is read at its top level, as kubectl reads it. Input with nothing to
+analyse (an empty file or stdin, no manifest in a directory, only kinds no analyzer reads) is
+exit 65. Documents of kinds no analyzer reads are counted on stderr and in -o json/yaml/sarif.
+Objects without a namespace get -n, else the kubeconfig context's namespace, else `default`.
+
 The default failure threshold is Warning (istioctl's is Error, which never fails on IST0103).
+
+A read or an analyzer that was skipped (RBAC, an error, a timeout) makes the run incomplete:
+it is named on stderr and in -o json/yaml/sarif, the success line is not printed, and unless a
+finding reaches the threshold the exit code is 69 (--allow-incomplete: 0).
 
 On a live cluster, the sidecars of injected pods that the pod list already flags (istio-proxy
 not ready, restarting, or waiting) are probed as `pod NAME` probes them (port-forward to the
@@ -118,6 +127,11 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_size,
           default_value = files::DEFAULT_MAX_INPUT_FLAG)]
     pub max_input_size: u64,
+
+    /// Accept a partial result: exit 0 rather than 69 when a read or an analyzer was skipped
+    /// (RBAC, errors, timeouts) and nothing reaches the failure threshold
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 fn parse_level(text: &str) -> Result<Level, String> {
@@ -125,7 +139,7 @@ fn parse_level(text: &str) -> Result<Level, String> {
 }
 
 /// What was analysed, for the messages that name it.
-fn target(args: &AnalyzeArgs, global: &GlobalArgs, files: &[String], live: bool) -> String {
+fn target(args: &AnalyzeArgs, namespace: &str, files: &[String], live: bool) -> String {
     if !live {
         return match files {
             [one] => one.clone(),
@@ -135,11 +149,39 @@ fn target(args: &AnalyzeArgs, global: &GlobalArgs, files: &[String], live: bool)
     if args.all_namespaces {
         "all namespaces".to_string()
     } else {
-        format!(
-            "namespace: {}",
-            global.namespace.as_deref().unwrap_or("default")
-        )
+        format!("namespace: {namespace}")
     }
+}
+
+/// The error for file input that gave the analyzers nothing (exit 65).
+fn nothing_to_analyse(paths: &[PathBuf], recursive: bool, stats: &files::LoadStats) -> Error {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let inputs = names.join(", ");
+    let why = if stats.files.is_empty() {
+        if recursive {
+            "no .yaml, .yml or .json file was found".to_string()
+        } else {
+            "no .yaml, .yml or .json file was found (subdirectories are read with -R)".to_string()
+        }
+    } else if stats.documents == 0 {
+        "the input holds no document (empty file or stdin)".to_string()
+    } else {
+        let mut parts = Vec::new();
+        if let Some(line) = stats.not_analysed_line() {
+            parts.push(line);
+        }
+        if stats.system > 0 {
+            parts.push(format!(
+                "{} object(s) in system namespaces, which are never analysed",
+                stats.system
+            ));
+        }
+        format!(
+            "no document is of a kind mesh-doctor analyses ({})",
+            parts.join("; ")
+        )
+    };
+    Error::Data(format!("nothing to analyse in {inputs}: {why}"))
 }
 
 pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
@@ -190,28 +232,37 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     }
 
     let mut snapshot = Snapshot::default();
+    let mut live_namespace = None;
     if use_kube {
-        snapshot = crate::source::live::snapshot_for_analyze(global, args.all_namespaces).await?;
+        (snapshot, live_namespace) =
+            crate::source::live::snapshot_for_analyze(global, args.all_namespaces).await?;
     }
+    // The one namespace default (-n, else the context's, else `default`), for every use below.
+    let namespace =
+        live_namespace.unwrap_or_else(|| crate::source::live::scope_namespace(global, None));
     let mut file_names = Vec::new();
+    let mut not_analysed = std::collections::BTreeMap::new();
     if !paths.is_empty() {
         let options = FileOptions {
             recursive: args.recursive,
-            default_namespace: if args.all_namespaces {
-                None
-            } else {
-                Some(global.namespace.clone().unwrap_or_else(|| "default".into()))
-            },
+            default_namespace: (!args.all_namespaces).then(|| namespace.clone()),
             max_input: Some(args.max_input_size),
         };
         let (from_files, stats) = files::load(&paths, &options).map_err(parse_errors)?;
         tracing::info!(
             files = stats.files.len(),
             documents = stats.documents,
-            ignored = stats.ignored_kinds,
+            objects = stats.objects,
             "read manifests"
         );
+        if stats.objects == 0 {
+            return Err(nothing_to_analyse(&paths, args.recursive, &stats));
+        }
+        if let Some(line) = stats.not_analysed_line() {
+            eprintln!("{line}");
+        }
         file_names = stats.files;
+        not_analysed = stats.not_analysed;
         snapshot.extend(from_files);
     }
     if let Some(path) = &args.mesh_config {
@@ -231,39 +282,63 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     // A live namespace scope keeps findings about that namespace (and cluster-scoped ones);
     // files are analysed whole unless -n narrows them.
     if !args.all_namespaces && (use_kube || global.namespace.is_some()) {
-        let namespace = global.namespace.clone().unwrap_or_else(|| "default".into());
         report.keep_namespace(&namespace);
     }
     report.suppress(&rules, &snapshot);
-    for skipped in &report.skipped {
-        eprintln!("skipped {}: {}", skipped.check, skipped.reason);
+    // What was not read, first (a read RBAC or the server refused), then the checks skipped.
+    let mut skipped: Vec<Skipped> = snapshot
+        .unavailable
+        .iter()
+        .map(|(kind, reason)| Skipped {
+            check: format!("list {kind}"),
+            reason: reason.clone(),
+        })
+        .collect();
+    skipped.extend(report.skipped.iter().cloned());
+    for s in &report.skipped {
+        eprintln!("skipped {}: {}", s.check, s.reason);
     }
 
     let visible: Vec<&Finding> = report.visible(args.output_threshold).collect();
     let styles = Styles::new(global.color.enabled(Stream::Stdout));
     let show_cluster = global.context.len() > 1;
-    let what = target(&args, global, &file_names, use_kube);
-    if visible.is_empty() {
-        if args.output != Format::Log {
-            write_stdout(&findings::render(
-                &visible,
-                args.output,
-                &styles,
-                show_cluster,
-            ))?;
-        }
-        let err = Styles::new(global.color.enabled(Stream::Stderr));
-        eprintln!(
-            "{} No validation issues found when analyzing {what}.",
-            err.paint(err.ok, "\u{2714}")
-        );
-    } else {
+    let what = target(&args, &namespace, &file_names, use_kube);
+    let coverage = findings::Coverage {
+        skipped: &skipped,
+        not_analysed: &not_analysed,
+    };
+    if !visible.is_empty() || args.output != Format::Log {
         write_stdout(&findings::render(
             &visible,
             args.output,
             &styles,
             show_cluster,
+            &coverage,
         ))?;
+    }
+    let err = Styles::new(global.color.enabled(Stream::Stderr));
+    if visible.is_empty() {
+        if coverage.is_complete() {
+            eprintln!(
+                "{} No validation issues found when analyzing {what}.",
+                err.paint(err.ok, "\u{2714}")
+            );
+        } else {
+            // Never the success line over something that was not read or not analysed.
+            let mut missing = Vec::new();
+            if !skipped.is_empty() {
+                missing.push(format!("{} read(s) or check(s) skipped", skipped.len()));
+            }
+            if !not_analysed.is_empty() {
+                let n: usize = not_analysed.values().sum();
+                missing.push(format!("{n} document(s) of kinds not analysed"));
+            }
+            eprintln!(
+                "{} No issue in what was analysed of {what}, but the analysis is not complete: {}.",
+                err.paint(err.warning, "!"),
+                missing.join(", ")
+            );
+        }
     }
     // The process ends right after this: skip freeing a large snapshot piece by piece.
     std::mem::forget(snapshot);
@@ -279,6 +354,14 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
             crate::analysis::messages::DOCS_BASE
         );
         return Ok(exit::FINDINGS);
+    }
+    if !skipped.is_empty() && !args.allow_incomplete {
+        eprintln!(
+            "error: the analysis of {what} is incomplete ({} read(s) or check(s) skipped, listed above): exit {}. Give the permissions in docs/rbac.yaml, or --allow-incomplete to accept a partial result.",
+            skipped.len(),
+            exit::UNAVAILABLE
+        );
+        return Ok(exit::UNAVAILABLE);
     }
     Ok(exit::OK)
 }

@@ -28,11 +28,17 @@ use crate::source::live::{self, Cluster, ListError};
 const AFTER_HELP: &str = "\
 What it checks:
   not meshed       why the pod has no sidecar: namespace not labelled, opted out, created
-                   before the label (restart it), no injection webhook matches, hostNetwork
+                   before the label (restart it), no injection webhook matches, no injection
+                   webhook installed at all (istiod missing), hostNetwork
+  starting         not ready yet, but within the startup grace (istio-proxy's readiness probe:
+                   initialDelaySeconds + periodSeconds x failureThreshold, else 60s): no finding
+  crash            OOMKilled (memory limit, MD0108), image cannot be pulled (MD0108), exits
+                   with a code and no known log line (MD0101)
   bootstrap crash  istio-proxy crash-loops; quotes the Envoy error from its logs (MD0101)
   waiting          Envoy runs but istiod never configured it (PRE_INITIALIZING, 15021 not
                    ready, not connected); checks istiod's endpoints, NetworkPolicies on
-                   port 15012, the istio-ca-root-cert ConfigMap and the token audience (MD0102)
+                   port 15012, the istio-ca-root-cert ConfigMap and the token audience (MD0102);
+                   a bootstrap discovery address that is not istiod's (MD0109)
   also             configuration rejected by the proxy (MD0104), certificate expired or
                    expiring (MD0105), application not ready while the proxy is LIVE (MD0106),
                    proxy unreachable (MD0107)
@@ -47,11 +53,13 @@ Examples:
   kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s     # from a Job in the cluster
 
 Exit codes:
-  0   healthy, or nothing at or above the failure threshold
+  0   healthy (or starting), or nothing at or above the failure threshold, everything read
   79  a finding at or above the failure threshold (Error: crash, waiting for istiod), with every -o
   64  usage error
   65  the pod does not exist in the namespace
-  69  cluster unreachable, or the pod cannot be read (access denied)
+  69  cluster unreachable, the pod cannot be read (access denied), or something around it could
+      not be read (namespace, webhooks, istiod...; listed under Not read) and no finding reaches
+      the threshold: the verdict is incomplete (--allow-incomplete exits 0 instead)
   1   anything unexpected";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -90,6 +98,11 @@ pub struct PodArgs {
     /// Do not contact the proxy (no port-forward, no logs): judge from the API objects only
     #[arg(long)]
     pub no_probe: bool,
+
+    /// Accept a partial result: exit 0 rather than 69 when something around the pod could not
+    /// be read (RBAC, errors, timeouts) and no finding reaches the failure threshold
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 fn parse_level(text: &str) -> Result<Level, String> {
@@ -129,7 +142,18 @@ fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<
 /// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
 pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
     let c = cluster;
-    let (ns, istio_ns, webhooks, slices, policies, root_cert) = tokio::join!(
+    let istiod_pods = async {
+        let api: Api<Pod> = Api::namespaced(c.client.clone(), ISTIO_NAMESPACE);
+        let params = kube::api::ListParams::default().labels("app=istiod");
+        match tokio::time::timeout(c.timeout, api.list(&params)).await {
+            Err(_) => Err(ListError::Unreachable(format!(
+                "no answer within {:?}",
+                c.timeout
+            ))),
+            Ok(result) => result.map(|l| l.items).map_err(|e| live::classify(&e)),
+        }
+    };
+    let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
         c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
         c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
         c.list_cluster::<MutatingWebhookConfiguration>(),
@@ -138,6 +162,11 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         c.get_opt(
             Api::<ConfigMap>::namespaced(c.client.clone(), namespace),
             ROOT_CERT_CONFIG_MAP
+        ),
+        istiod_pods,
+        c.get_opt(
+            Api::<ConfigMap>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
+            "istio"
         ),
     );
     PodContext {
@@ -150,6 +179,8 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         istio_namespace: lookup(istio_ns),
         network_policies: lookup_list(policies),
         root_cert: lookup(root_cert),
+        istiod_pods: lookup_list(istiods),
+        mesh_config: lookup(mesh),
         now: Some(jiff::Timestamp::now()),
     }
 }
@@ -203,10 +234,7 @@ pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
     }
     let name = pod_name(&args.name)?.to_string();
     let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
-    let namespace = global
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = live::scope_namespace(global, Some(&cluster));
     let options = ProbeOptions {
         direct: args.direct,
         ..ProbeOptions::with_timeout(args.probe_timeout)
@@ -227,11 +255,24 @@ pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
         }
     };
     write_stdout(&text)?;
-    Ok(if report.diagnosis.fails(args.failure_threshold) {
-        exit::FINDINGS
-    } else {
-        exit::OK
-    })
+    if report.diagnosis.fails(args.failure_threshold) {
+        return Ok(exit::FINDINGS);
+    }
+    if report.diagnosis.incomplete() && !args.allow_incomplete {
+        let what: Vec<String> = report
+            .diagnosis
+            .not_read
+            .iter()
+            .map(|n| format!("{} ({})", n.what, n.reason))
+            .collect();
+        eprintln!(
+            "error: the diagnosis of pod {namespace}/{name} is incomplete: could not read {}: exit {}. Give the permissions in docs/rbac.yaml, or --allow-incomplete to accept a partial result.",
+            what.join("; "),
+            exit::UNAVAILABLE
+        );
+        return Ok(exit::UNAVAILABLE);
+    }
+    Ok(exit::OK)
 }
 
 #[cfg(test)]

@@ -68,7 +68,8 @@ Exit codes:
   79  a proxy matches --fail-on (default: STALE, ERROR, NOT CONNECTED or UNKNOWN), with every -o
   64  usage error
   65  a --syncz-file or --pods-file cannot be read, or the proxy named does not exist
-  69  cluster unreachable, istiod's pods cannot be listed, or no istiod could be asked
+  69  cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in
+      --istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked
   1   anything unexpected";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -324,7 +325,7 @@ fn scope(args: &ProxyStatusArgs, global: &GlobalArgs, cluster: Option<&Cluster>)
         .unwrap_or(wanted);
     match wanted.rsplit_once('.') {
         Some((_, ns)) if !ns.is_empty() => Some(ns.to_string()),
-        _ => cluster.map(|c| c.default_namespace.clone()),
+        _ => cluster.map(|c| crate::source::live::scope_namespace(global, Some(c))),
     }
 }
 
@@ -605,6 +606,13 @@ async fn istiods_in_cluster(
             .and_then(|s| s.phase.as_deref())
             .unwrap_or("Unknown");
         tracing::info!(pod = pod.name(), phase, "istiod pod not running, not asked");
+    }
+    if running.is_empty() && other.is_empty() {
+        // Nothing there at all: a wrong --istio-namespace or selector, not proxies in trouble.
+        return Err(Error::Cluster(format!(
+            "no istiod found: no pod matches {selector} in namespace {} on {}; give the namespace istiod runs in with --istio-namespace (-i), its pods' labels with --istiod-selector, or ask one with --istiod-url",
+            args.istio_namespace, cluster.name
+        )));
     }
     if running.is_empty() {
         let mut why = format!(

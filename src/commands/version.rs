@@ -32,9 +32,11 @@ Examples:
   kubectl mesh-doctor version --context east --context west
 
 The control plane is every istiod Deployment (label app=istiod), one per revision, with the
-version of its discovery container's image and its ready/desired replicas. The data plane is
-every running pod with an istio-proxy container (a sidecar or a gateway), grouped by the
-version of that container's image.
+version of its discovery container's image and its ready/desired replicas; without a Deployment,
+istiod is found by its pods (label app=istiod), as proxy-status finds it. The data plane is
+every Running pod with an istio-proxy container (a sidecar or a gateway; Pending, finished and
+deleted pods are not counted), grouped by the version of that container's image, in every
+namespace or, with -n, in that namespace.
 
 Exit codes:
   0   versions printed (what could not be read is named on stderr)
@@ -129,6 +131,68 @@ pub fn control_plane(deployments: &[Deployment]) -> Vec<ControlPlane> {
     rows
 }
 
+/// istiod found as `proxy-status` finds it: its pods (label app=istiod), for a control plane
+/// that has no Deployment (istiod run by another controller, or outside the cluster with a pod
+/// object). One row per (namespace, revision); READY counts running ready pods.
+pub fn control_plane_from_pods(pods: &[Pod]) -> Vec<ControlPlane> {
+    let mut by_revision: BTreeMap<(String, String), (ControlPlane, Vec<String>)> = BTreeMap::new();
+    for pod in pods {
+        if !istiod::is_istiod(pod.metadata.labels.as_ref(), None, None)
+            || pod.metadata.deletion_timestamp.is_some()
+        {
+            continue;
+        }
+        let revision = istiod::revision_of(pod.metadata.labels.as_ref());
+        let namespace = pod.namespace().unwrap_or("").to_string();
+        let image = pod
+            .spec
+            .as_ref()
+            .and_then(istiod::discovery_container)
+            .and_then(|c| c.image.clone())
+            .unwrap_or_default();
+        let status = pod.status.as_ref();
+        let ready = status.and_then(|s| s.phase.as_deref()) == Some("Running")
+            && status
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+        let (row, names) = by_revision
+            .entry((revision.clone(), namespace.clone()))
+            .or_insert_with(|| {
+                (
+                    ControlPlane {
+                        revision,
+                        namespace,
+                        deployment: String::new(),
+                        version: istiod::image_version(&image),
+                        image,
+                        replicas: 0,
+                        ready_replicas: 0,
+                    },
+                    Vec::new(),
+                )
+            });
+        row.replicas += 1;
+        row.ready_replicas += i32::from(ready);
+        names.push(pod.name().to_string());
+    }
+    by_revision
+        .into_values()
+        .map(|(mut row, names)| {
+            row.deployment = format!("pod {}", names.join(","));
+            row
+        })
+        .collect()
+}
+
+/// "1 proxy", "2 proxies".
+fn proxies(n: usize) -> String {
+    if n == 1 {
+        "1 proxy".to_string()
+    } else {
+        format!("{n} proxies")
+    }
+}
+
 /// The revision that injected a pod's proxy.
 fn proxy_revision(pod: &Pod) -> Option<String> {
     pod.annotation(STATUS_ANNOTATION)
@@ -138,11 +202,12 @@ fn proxy_revision(pod: &Pod) -> Option<String> {
 }
 
 /// Running pods with an istio-proxy container, grouped by proxy version (most proxies first).
+/// Pending, finished and deleted pods run no proxy and are not counted.
 pub fn data_plane(pods: &[Pod]) -> Vec<DataPlane> {
     let mut by_version: BTreeMap<String, DataPlane> = BTreeMap::new();
     for pod in pods {
         let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-        if matches!(phase, Some("Succeeded" | "Failed")) {
+        if phase != Some("Running") || pod.metadata.deletion_timestamp.is_some() {
             continue;
         }
         let Some(proxy) = pod.spec.as_ref().and_then(sidecar::proxy_container) else {
@@ -210,7 +275,7 @@ pub fn render_text(clusters: &[ClusterVersions]) -> String {
                 out.push_str(&format!("control plane{scope}: cannot be read: {reason}\n"))
             }
             Ok(rows) if rows.is_empty() => out.push_str(&format!(
-                "control plane{scope}: no istiod Deployment found (label app=istiod)\n"
+                "control plane{scope}: no istiod found (no Deployment and no pod with label app=istiod)\n"
             )),
             Ok(rows) => {
                 let versions: BTreeSet<&str> = rows
@@ -248,7 +313,7 @@ pub fn render_text(clusters: &[ClusterVersions]) -> String {
             Ok(rows) => {
                 let summary: Vec<String> = rows
                     .iter()
-                    .map(|r| format!("{} ({} proxies)", r.version, r.proxies))
+                    .map(|r| format!("{} ({})", r.version, proxies(r.proxies)))
                     .collect();
                 out.push_str(&format!(
                     "data plane version{scope}: {}\n",
@@ -347,8 +412,33 @@ async fn istiod_deployments(cluster: &Cluster) -> Result<Vec<Deployment>, ListEr
     }
 }
 
-async fn read_cluster(cluster: &Cluster) -> Result<ClusterVersions> {
-    let (deployments, pods) = tokio::join!(istiod_deployments(cluster), cluster.list::<Pod>(None));
+/// istiod's pods (label app=istiod) in every namespace, or in istio-system when listing every
+/// namespace is not allowed: the way `proxy-status` finds istiod.
+async fn istiod_pods(cluster: &Cluster) -> Result<Vec<Pod>, ListError> {
+    let params = ListParams::default().labels("app=istiod");
+    let list = |api: Api<Pod>| {
+        let params = params.clone();
+        async move {
+            tokio::time::timeout(cluster.timeout, api.list(&params))
+                .await
+                .map_err(|_| {
+                    ListError::Unreachable(format!("no answer within {:?}", cluster.timeout))
+                })?
+                .map(|l| l.items)
+                .map_err(|e| live::classify(&e))
+        }
+    };
+    match list(Api::all(cluster.client.clone())).await {
+        Err(ListError::Denied(_)) => {
+            list(Api::namespaced(cluster.client.clone(), ISTIO_NAMESPACE)).await
+        }
+        other => other,
+    }
+}
+
+async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<ClusterVersions> {
+    let (deployments, pods) =
+        tokio::join!(istiod_deployments(cluster), cluster.list::<Pod>(namespace));
     fn part<T>(
         result: Result<Vec<T>, ListError>,
         stop: &mut Option<ListError>,
@@ -363,7 +453,16 @@ async fn read_cluster(cluster: &Cluster) -> Result<ClusterVersions> {
         })
     }
     let mut unreachable = None;
-    let control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
+    let mut control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
+    // No istiod Deployment (or none readable): find istiod by its pods, as proxy-status does.
+    if !matches!(&control, Ok(rows) if !rows.is_empty())
+        && let Ok(pods) = istiod_pods(cluster).await
+    {
+        let rows = control_plane_from_pods(&pods);
+        if !rows.is_empty() || control.is_err() {
+            control = Ok(rows);
+        }
+    }
     let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
     match unreachable {
         Some(other @ (ListError::Failed(_) | ListError::Deadline(_))) => {
@@ -412,7 +511,11 @@ pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
     let mut failure = None;
     for context in contexts {
         let result = match live::connect(global, context).await {
-            Ok(cluster) => read_cluster(&cluster).await,
+            Ok(cluster) => {
+                // -n narrows the data plane to one namespace; without it, every namespace.
+                let namespace = global.namespace.clone().filter(|n| !n.is_empty());
+                read_cluster(&cluster, namespace.as_deref()).await
+            }
             Err(e) => Err(e),
         };
         match result {
@@ -459,8 +562,40 @@ mod tests {
             "metadata": {"name": "p", "namespace": "shop",
                 "annotations": {"sidecar.istio.io/status": format!("{{\"revision\":\"{revision}\"}}")}},
             "spec": spec,
+            "status": {"phase": "Running"},
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn only_running_proxies_are_counted() {
+        let mut pending = pod("istio/proxyv2:1.30.0", false, "default");
+        pending.status.as_mut().unwrap().phase = Some("Pending".into());
+        let rows = data_plane(&[pending, pod("istio/proxyv2:1.30.0", false, "default")]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].proxies, 1);
+    }
+
+    #[test]
+    fn istiod_without_a_deployment_is_found_by_its_pods() {
+        let istiod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "istiod-0", "namespace": "istio-system", "labels": {"app": "istiod"}},
+            "spec": {"containers": [{"name": "discovery", "image": "istio/pilot:1.31.0"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }))
+        .unwrap();
+        let rows = control_plane_from_pods(&[istiod, pod("istio/proxyv2:1.31.0", false, "x")]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].deployment, "pod istiod-0");
+        assert_eq!(rows[0].version.as_deref(), Some("1.31.0"));
+        assert_eq!((rows[0].ready_replicas, rows[0].replicas), (1, 1));
+        let text = render_text(&[ClusterVersions {
+            context: "c".into(),
+            server: "s".into(),
+            control_plane: Ok(rows),
+            data_plane: Ok(Vec::new()),
+        }]);
+        assert!(text.contains("control plane version: 1.31.0"), "{text}");
     }
 
     #[test]
@@ -503,12 +638,9 @@ mod tests {
             data_plane: Ok(rows),
         }]);
         assert!(
-            text.contains("data plane version: 1.30.3 (2 proxies), 1.29.1 (1 proxies)"),
+            text.contains("data plane version: 1.30.3 (2 proxies), 1.29.1 (1 proxy)"),
             "{text}"
         );
-        assert!(
-            text.contains("control plane: no istiod Deployment found"),
-            "{text}"
-        );
+        assert!(text.contains("control plane: no istiod found"), "{text}");
     }
 }

@@ -56,3 +56,74 @@ pub fn proxy_status(pod: &Pod) -> Option<&ContainerStatus> {
         .chain(status.init_container_statuses.iter().flatten())
         .find(|s| s.name == PROXY_CONTAINER)
 }
+
+/// The grace given to a young proxy when its istio-proxy has no readiness probe (seconds).
+/// Istio's injected probe (initialDelaySeconds 0, periodSeconds 15, failureThreshold 4) gives
+/// the same 60 s.
+pub const DEFAULT_STARTUP_GRACE_SECONDS: i64 = 60;
+
+/// How long a proxy may take to become ready before it is judged, one rule for every command
+/// (`pod`, `analyze`'s runtime findings, `proxy-status`): istio-proxy's readiness probe
+/// `initialDelaySeconds + periodSeconds × failureThreshold` (Kubernetes' defaults 0, 10 and 3
+/// for the fields it leaves out), else [`DEFAULT_STARTUP_GRACE_SECONDS`].
+pub fn startup_grace_seconds(pod: &Pod) -> i64 {
+    let probe = pod
+        .spec
+        .as_ref()
+        .and_then(proxy_container)
+        .and_then(|p| p.container.readiness_probe.as_ref());
+    match probe {
+        Some(p) => {
+            let delay = i64::from(p.initial_delay_seconds.unwrap_or(0).max(0));
+            let period = i64::from(p.period_seconds.unwrap_or(10).max(1));
+            let failures = i64::from(p.failure_threshold.unwrap_or(3).max(1));
+            delay + period * failures
+        }
+        None => DEFAULT_STARTUP_GRACE_SECONDS,
+    }
+}
+
+/// Seconds since istio-proxy's current run started (`state.running.startedAt`).
+pub fn proxy_running_seconds(pod: &Pod, now: jiff::Timestamp) -> Option<i64> {
+    let started = proxy_status(pod)?
+        .state
+        .as_ref()?
+        .running
+        .as_ref()?
+        .started_at
+        .as_ref()?;
+    Some(now.as_second() - started.0.as_second())
+}
+
+/// Seconds since the pod was created.
+pub fn pod_age_seconds(pod: &Pod, now: jiff::Timestamp) -> Option<i64> {
+    let created = pod.metadata.creation_timestamp.as_ref()?;
+    Some(now.as_second() - created.0.as_second())
+}
+
+/// True while a proxy that is not ready yet is within its [`startup_grace_seconds`]: running
+/// for less than the grace, or (not running yet) in a pod younger than the grace. Such a proxy
+/// is "starting", not broken. A proxy that has restarted is never starting.
+pub fn is_starting(pod: &Pod, now: jiff::Timestamp) -> bool {
+    let Some(status) = proxy_status(pod) else {
+        return pod_age_seconds(pod, now).is_some_and(|a| a < startup_grace_seconds(pod));
+    };
+    if status.ready || status.restart_count > 0 {
+        return false;
+    }
+    let grace = startup_grace_seconds(pod);
+    match proxy_running_seconds(pod, now) {
+        Some(running) => running < grace,
+        None => {
+            let waiting = status
+                .state
+                .as_ref()
+                .and_then(|s| s.waiting.as_ref())
+                .and_then(|w| w.reason.as_deref());
+            matches!(
+                waiting,
+                None | Some("ContainerCreating" | "PodInitializing")
+            ) && pod_age_seconds(pod, now).is_some_and(|a| a < grace)
+        }
+    }
+}

@@ -309,6 +309,18 @@ pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles)
         out.line(&styles.paint(styles.dim, &format!("  {}", c.detail)));
     }
 
+    if !diagnosis.not_read.is_empty() {
+        out.heading("Not read");
+        for n in &diagnosis.not_read {
+            out.line(&format!(
+                "{} {}: {}",
+                styles.paint(styles.warning, "?"),
+                n.what,
+                n.reason
+            ));
+        }
+    }
+
     out.heading("Next steps");
     if diagnosis.next_steps.is_empty() {
         out.line("nothing to do");
@@ -398,7 +410,14 @@ mod tests {
             "PRE_INITIALIZING"
         );
         assert_eq!(v["probe"]["admin"]["health"]["error"]["kind"], "refused");
-        assert_eq!(v["checks"][0]["status"], "fail");
+        let endpoints = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "istiod has ready endpoints")
+            .unwrap();
+        assert_eq!(endpoints["status"], "fail");
+        assert_eq!(v["notRead"], json!([]));
         let (d, p) = healthy();
         let v = json(&d, Some(&p));
         assert_eq!(v["level"], Value::Null);

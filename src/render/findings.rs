@@ -3,8 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
+use std::collections::BTreeMap;
+
 use crate::analysis::Finding;
 use crate::analysis::messages::Level;
+use crate::analysis::report::Skipped;
 use crate::render::style::Styles;
 
 /// The output formats of `analyze`.
@@ -21,18 +24,64 @@ pub enum Format {
     Sarif,
 }
 
+/// What the findings do not cover: reads and checks that were skipped, and documents of kinds
+/// no analyzer reads. The structured formats carry it (the log format has it on stderr).
+#[derive(Clone, Copy, Debug)]
+pub struct Coverage<'a> {
+    pub skipped: &'a [Skipped],
+    /// kind -> number of documents.
+    pub not_analysed: &'a BTreeMap<String, usize>,
+}
+
+impl Coverage<'_> {
+    /// True when everything was read and analysed.
+    pub fn is_complete(&self) -> bool {
+        self.skipped.is_empty() && self.not_analysed.is_empty()
+    }
+
+    /// The entries appended to the JSON/YAML array after the findings: `level` `Skipped` with the
+    /// check and the reason, `level` `NotAnalysed` with the kind and the number of documents.
+    fn values(&self) -> Vec<Value> {
+        let mut out: Vec<Value> = self
+            .skipped
+            .iter()
+            .map(|s| {
+                json!({
+                    "level": "Skipped",
+                    "check": s.check,
+                    "message": format!("skipped {}: {}", s.check, s.reason),
+                })
+            })
+            .collect();
+        out.extend(self.not_analysed.iter().map(|(kind, n)| {
+            json!({
+                "level": "NotAnalysed",
+                "kind": kind,
+                "documents": n,
+                "message": format!("{n} document(s) of kind {kind} not analysed: no analyzer reads this kind"),
+            })
+        }));
+        out
+    }
+}
+
 /// Renders findings in a format; the text ends with a newline.
 pub fn render(
     findings: &[&Finding],
     format: Format,
     styles: &Styles,
     show_cluster: bool,
+    coverage: &Coverage,
 ) -> String {
     match format {
         Format::Log => log(findings, styles, show_cluster),
-        Format::Json => json_text(findings, show_cluster),
-        Format::Yaml => crate::render::yaml::to_string(&to_value(findings, show_cluster)),
-        Format::Sarif => sarif(findings),
+        Format::Json => {
+            let mut text = pretty_tabs(&to_value(findings, show_cluster, coverage));
+            text.push('\n');
+            text
+        }
+        Format::Yaml => crate::render::yaml::to_string(&to_value(findings, show_cluster, coverage)),
+        Format::Sarif => sarif(findings, coverage),
     }
 }
 
@@ -83,20 +132,13 @@ pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
     Value::Object(m)
 }
 
-fn to_value(findings: &[&Finding], show_cluster: bool) -> Value {
-    Value::Array(
-        findings
-            .iter()
-            .map(|f| finding_value(f, show_cluster))
-            .collect(),
-    )
-}
-
-/// Pretty JSON indented with a tab, as istioctl prints it.
-pub fn json_text(findings: &[&Finding], show_cluster: bool) -> String {
-    let mut text = pretty_tabs(&to_value(findings, show_cluster));
-    text.push('\n');
-    text
+fn to_value(findings: &[&Finding], show_cluster: bool, coverage: &Coverage) -> Value {
+    let mut items: Vec<Value> = findings
+        .iter()
+        .map(|f| finding_value(f, show_cluster))
+        .collect();
+    items.extend(coverage.values());
+    Value::Array(items)
 }
 
 /// JSON indented with tabs.
@@ -121,7 +163,7 @@ fn sarif_level(level: Level) -> &'static str {
 
 /// SARIF 2.1.0: one run, one rule per code present, one result per finding with the file and
 /// line when the resource came from a file, and the resource name as a logical location.
-pub fn sarif(findings: &[&Finding]) -> String {
+pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
     let mut rules: Vec<&crate::analysis::messages::MessageType> =
         findings.iter().map(|f| f.message_type).collect();
     rules.sort_by_key(|m| m.code);
@@ -166,6 +208,19 @@ pub fn sarif(findings: &[&Finding]) -> String {
             result
         })
         .collect();
+    // What was skipped or not analysed: tool execution notifications of the invocation, which
+    // is not successful when anything was skipped.
+    let notifications: Vec<Value> = coverage
+        .values()
+        .into_iter()
+        .map(|v| {
+            json!({
+                "level": "warning",
+                "descriptor": {"id": if v["level"] == "Skipped" { "skipped" } else { "not-analysed" }},
+                "message": {"text": v["message"]},
+            })
+        })
+        .collect();
     let doc = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -176,6 +231,10 @@ pub fn sarif(findings: &[&Finding]) -> String {
                 "informationUri": "https://github.com/mesh-doctor/mesh-doctor",
                 "rules": rules_json,
             }},
+            "invocations": [{
+                "executionSuccessful": coverage.skipped.is_empty(),
+                "toolExecutionNotifications": notifications,
+            }],
             "results": results,
         }],
     });

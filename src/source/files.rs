@@ -81,12 +81,87 @@ pub fn utf8_text(bytes: Vec<u8>, shown: &str, what: &str) -> Result<String> {
     })
 }
 
-/// What was read, for `-v` and for the "no issues" line.
+/// The kinds the analyzers read from files, each with the apiVersions it is read in (`"apps/"`
+/// means any version of the group). The one list: a document of any other kind (or version) is
+/// counted as not analysed, said on stderr and in the structured outputs. A new kind is added
+/// here and given its arm in `add_object`.
+pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
+    ("Namespace", &["v1"]),
+    ("Pod", &["v1"]),
+    ("Service", &["v1"]),
+    ("ConfigMap", &["v1"]),
+    ("Event", &["v1"]),
+    (
+        "MutatingWebhookConfiguration",
+        &["admissionregistration.k8s.io/"],
+    ),
+    ("PodDisruptionBudget", &["policy/v1"]),
+    ("EndpointSlice", &["discovery.k8s.io/v1"]),
+    ("NetworkPolicy", &["networking.k8s.io/v1"]),
+    ("ProxyConfig", &["networking.istio.io/"]),
+    ("MeshConfig", &[""]),
+    ("Deployment", &["apps/"]),
+    ("StatefulSet", &["apps/"]),
+    ("DaemonSet", &["apps/"]),
+    ("ReplicaSet", &["apps/"]),
+    ("Job", &["batch/"]),
+    ("CronJob", &["batch/"]),
+];
+
+/// True when an analyzer reads documents of this kind and apiVersion ([`ANALYSED_KINDS`]).
+pub fn is_analysed(kind: &str, api_version: &str) -> bool {
+    ANALYSED_KINDS.iter().any(|(k, versions)| {
+        *k == kind
+            && versions.iter().any(|v| {
+                v.is_empty()
+                    || api_version == *v
+                    || (v.ends_with('/') && api_version.starts_with(v))
+            })
+    })
+}
+
+/// What was read, for `-v`, the "no issues" line and the not-analysed count.
 #[derive(Debug, Default)]
 pub struct LoadStats {
     pub files: Vec<String>,
+    /// Documents parsed (the items of a `kind: List` count one each).
     pub documents: usize,
-    pub ignored_kinds: usize,
+    /// Objects of an analysed kind given to the analyzers.
+    pub objects: usize,
+    /// Objects skipped because they are in a system namespace.
+    pub system: usize,
+    /// Documents of kinds no analyzer reads: kind (with its apiVersion when it is an analysed
+    /// kind in another version) -> count.
+    pub not_analysed: std::collections::BTreeMap<String, usize>,
+}
+
+impl LoadStats {
+    /// `3 documents of kinds not analysed: VirtualService (2), Gateway (1)`, or `None`.
+    pub fn not_analysed_line(&self) -> Option<String> {
+        if self.not_analysed.is_empty() {
+            return None;
+        }
+        let total: usize = self.not_analysed.values().sum();
+        let kinds: Vec<String> = self
+            .not_analysed
+            .iter()
+            .map(|(k, n)| format!("{k} ({n})"))
+            .collect();
+        Some(format!(
+            "{total} document{} of kinds not analysed: {}",
+            if total == 1 { "" } else { "s" },
+            kinds.join(", ")
+        ))
+    }
+
+    fn add(&mut self, other: LoadStats) {
+        self.documents += other.documents;
+        self.objects += other.objects;
+        self.system += other.system;
+        for (kind, n) in other.not_analysed {
+            *self.not_analysed.entry(kind).or_default() += n;
+        }
+    }
 }
 
 /// Every file an argument names: the file itself, or the manifests in a directory.
@@ -193,8 +268,7 @@ pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadSt
             Ok((name, part, part_stats)) => {
                 snapshot.extend(part);
                 stats.files.push(name);
-                stats.documents += part_stats.documents;
-                stats.ignored_kinds += part_stats.ignored_kinds;
+                stats.add(part_stats);
             }
             Err(mut e) => errors.append(&mut e),
         }
@@ -324,8 +398,21 @@ fn add_object(
         }
     };
     if ns_of(&value).is_some_and(|ns| SYSTEM_NAMESPACES.contains(&ns.as_str())) {
+        stats.system += 1;
         return Ok(());
     }
+    if !is_analysed(&kind, &api_version) {
+        let key = if kind.is_empty() {
+            "(no kind)".to_string()
+        } else if ANALYSED_KINDS.iter().any(|(k, _)| *k == kind) {
+            format!("{kind} {api_version}")
+        } else {
+            kind.clone()
+        };
+        *stats.not_analysed.entry(key).or_default() += 1;
+        return Ok(());
+    }
+    stats.objects += 1;
     let origin = Origin {
         file: Some(file.clone()),
         line,
@@ -334,44 +421,40 @@ fn add_object(
     };
     let at = location(file, line);
     match kind.as_str() {
-        "Namespace" if api_version == "v1" => snapshot.namespaces.push(typed(value, origin, &at)?),
-        "Pod" if api_version == "v1" => snapshot.pods.push(typed(value, origin, &at)?),
-        "Service" if api_version == "v1" => snapshot.services.push(typed(value, origin, &at)?),
-        "ConfigMap" if api_version == "v1" => {
+        "Namespace" => snapshot.namespaces.push(typed(value, origin, &at)?),
+        "Pod" => snapshot.pods.push(typed(value, origin, &at)?),
+        "Service" => snapshot.services.push(typed(value, origin, &at)?),
+        "ConfigMap" => {
             let cm: Located<k8s_openapi::api::core::v1::ConfigMap> = typed(value, origin, &at)?;
             if let Some(mesh) = mesh_config_of(&cm.object) {
                 snapshot.mesh_config = Some(mesh);
             }
             snapshot.config_maps.push(cm);
         }
-        "Event" if api_version == "v1" => snapshot.events.push(typed(value, origin, &at)?),
+        "Event" => snapshot.events.push(typed(value, origin, &at)?),
         "MutatingWebhookConfiguration" => snapshot.webhooks.push(typed(value, origin, &at)?),
-        "PodDisruptionBudget" if api_version == "policy/v1" => snapshot
+        "PodDisruptionBudget" => snapshot
             .pod_disruption_budgets
             .push(typed(value, origin, &at)?),
-        "EndpointSlice" if api_version == "discovery.k8s.io/v1" => {
-            snapshot.endpoint_slices.push(typed(value, origin, &at)?)
-        }
-        "NetworkPolicy" if api_version == "networking.k8s.io/v1" => {
-            snapshot.network_policies.push(typed(value, origin, &at)?)
-        }
-        "ProxyConfig" if api_version.starts_with("networking.istio.io/") => {
-            snapshot.proxy_configs.push(Located {
-                object: value,
-                origin,
-            })
-        }
+        "EndpointSlice" => snapshot.endpoint_slices.push(typed(value, origin, &at)?),
+        "NetworkPolicy" => snapshot.network_policies.push(typed(value, origin, &at)?),
+        "ProxyConfig" => snapshot.proxy_configs.push(Located {
+            object: value,
+            origin,
+        }),
         "MeshConfig" => snapshot.mesh_config = Some(value),
-        other => match WorkloadKind::parse(other) {
-            Some(kind) if api_version.starts_with("apps/") || api_version.starts_with("batch/") => {
-                let object = workload(kind, value).map_err(|message| Error::Parse {
-                    location: at.clone(),
-                    message,
-                })?;
-                snapshot.workloads.push(Located { object, origin });
-            }
-            _ => stats.ignored_kinds += 1,
-        },
+        other => {
+            let Some(kind) = WorkloadKind::parse(other) else {
+                return Err(Error::Internal(format!(
+                    "{at}: kind {other} is in ANALYSED_KINDS but has no reader"
+                )));
+            };
+            let object = workload(kind, value).map_err(|message| Error::Parse {
+                location: at.clone(),
+                message,
+            })?;
+            snapshot.workloads.push(Located { object, origin });
+        }
     }
     Ok(())
 }

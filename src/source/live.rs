@@ -139,6 +139,41 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
     })
 }
 
+/// The namespace a command works in when it is not `-A`: `-n`, else the namespace of the kubeconfig
+/// context (of `cluster` when connected, which also covers the in-cluster service account's
+/// namespace; else read from the kubeconfig file), else `default`. Every command and every use
+/// inside a command (the live scope, the namespace given to file objects without one, the
+/// namespace filter, the "no issues" line) calls this one function.
+pub fn scope_namespace(global: &GlobalArgs, cluster: Option<&Cluster>) -> String {
+    if let Some(namespace) = global.namespace.as_deref().filter(|n| !n.is_empty()) {
+        return namespace.to_string();
+    }
+    if let Some(cluster) = cluster {
+        return cluster.default_namespace.clone();
+    }
+    context_namespace(global).unwrap_or_else(|| "default".to_string())
+}
+
+/// The namespace of the kubeconfig context (`--context`, else the current one), without connecting.
+fn context_namespace(global: &GlobalArgs) -> Option<String> {
+    let kubeconfig = match &global.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok()?,
+        None => Kubeconfig::read().ok()?,
+    };
+    let name = global
+        .context
+        .first()
+        .cloned()
+        .or_else(|| kubeconfig.current_context.clone())?;
+    kubeconfig
+        .contexts
+        .into_iter()
+        .find(|c| c.name == name)?
+        .context?
+        .namespace
+        .filter(|n| !n.is_empty())
+}
+
 fn current_context(global: &GlobalArgs) -> Option<String> {
     let kubeconfig = match &global.kubeconfig {
         Some(path) => Kubeconfig::read_from(path).ok()?,
@@ -533,6 +568,14 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             }
         };
     }
+    if let (Some(name), Ok(found)) = (ns, &namespaces)
+        && found.is_empty()
+    {
+        return Err(Error::Cluster(format!(
+            "namespace {name} does not exist on {} ({}); nothing was analysed",
+            cluster.name, cluster.server
+        )));
+    }
     take!(namespaces, "namespaces", |items| snapshot.namespaces =
         located(
             items
@@ -631,8 +674,12 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     Ok(snapshot)
 }
 
-/// The snapshot `analyze` reads: every `--context` (or the current one), in the chosen scope.
-pub async fn snapshot_for_analyze(global: &GlobalArgs, all_namespaces: bool) -> Result<Snapshot> {
+/// The snapshot `analyze` reads: every `--context` (or the current one), in the chosen scope,
+/// and the namespace of that scope in the first cluster (`None` with `-A`).
+pub async fn snapshot_for_analyze(
+    global: &GlobalArgs,
+    all_namespaces: bool,
+) -> Result<(Snapshot, Option<String>)> {
     let contexts: Vec<Option<&str>> = if global.context.is_empty() {
         vec![None]
     } else {
@@ -640,18 +687,13 @@ pub async fn snapshot_for_analyze(global: &GlobalArgs, all_namespaces: bool) -> 
     };
     let multi = contexts.len() > 1;
     let mut merged = Snapshot::default();
+    let mut first_namespace = None;
     for context in contexts {
         let cluster = connect(global, context).await?;
-        let namespace = if all_namespaces {
-            None
-        } else {
-            Some(
-                global
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| cluster.default_namespace.clone()),
-            )
-        };
+        let namespace = (!all_namespaces).then(|| scope_namespace(global, Some(&cluster)));
+        if first_namespace.is_none() {
+            first_namespace.clone_from(&namespace);
+        }
         tracing::info!(cluster = %cluster.name, server = %cluster.server, namespace = ?namespace, "reading cluster");
         let snapshot = snapshot(&cluster, namespace.as_deref(), multi).await?;
         for (kind, reason) in &snapshot.unavailable {
@@ -659,7 +701,7 @@ pub async fn snapshot_for_analyze(global: &GlobalArgs, all_namespaces: bool) -> 
         }
         merged.extend(snapshot);
     }
-    Ok(merged)
+    Ok((merged, first_namespace))
 }
 
 fn workload(

@@ -131,10 +131,7 @@ pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
     }
     let name = pod_name(&args.pod)?.to_string();
     let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
-    let namespace = global
-        .namespace
-        .clone()
-        .unwrap_or_else(|| cluster.default_namespace.clone());
+    let namespace = live::scope_namespace(global, Some(&cluster));
     tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "explaining the bootstrap");
     let pod = get_pod(&cluster, &namespace, &name).await?;
     let (around, mut notes) = surroundings(&cluster, &pod, &namespace).await;

@@ -1,0 +1,124 @@
+//! Issue 10 on files: no success line and no exit 0 over input that was not read or not analysed.
+
+use assert_cmd::Command;
+
+const DIR: &str = "tests/fixtures/incomplete";
+
+fn run_with(args: &[&str], kubeconfig: &str, stdin: Option<&str>) -> (String, String, i32) {
+    let mut cmd = Command::cargo_bin("kubectl-mesh_doctor").unwrap();
+    cmd.env("KUBECONFIG", kubeconfig).env("NO_COLOR", "1");
+    cmd.args(args);
+    if let Some(text) = stdin {
+        cmd.write_stdin(text);
+    }
+    let out = cmd.output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn run(args: &[&str]) -> (String, String, i32) {
+    run_with(args, "/nonexistent/kubeconfig", None)
+}
+
+#[test]
+fn objects_without_namespace_get_the_context_namespace() {
+    let file = format!("{DIR}/mixed.yaml");
+    let kubeconfig = format!("{DIR}/kubeconfig-team");
+    let (stdout, _, code) = run_with(&["analyze", "-f", &file], &kubeconfig, None);
+    assert!(
+        stdout.contains("Warning [IST0103] (Pod team-0004/lonely "),
+        "{stdout}"
+    );
+    assert_eq!(code, 79);
+    // -n still wins over the context.
+    let (stdout, _, code) = run_with(&["analyze", "-f", &file, "-n", "other"], &kubeconfig, None);
+    assert!(!stdout.contains("IST0103"), "{stdout}");
+    assert_ne!(code, 79);
+}
+
+#[test]
+fn a_directory_without_r_reads_its_top_level() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", &format!("{DIR}/topdir")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Service shop/web"), "{stdout}");
+    assert!(!stdout.contains("Service shop/deep"), "{stdout}");
+    let (stdout, _, _) = run(&["analyze", "-f", &format!("{DIR}/topdir"), "-R"]);
+    assert!(stdout.contains("Service shop/deep"), "{stdout}");
+}
+
+#[test]
+fn a_directory_with_no_manifest_at_its_top_level_is_exit_65() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", "examples/"]);
+    assert_eq!(code, 65, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("nothing to analyse in examples/: no .yaml, .yml or .json file was found (subdirectories are read with -R)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("No validation issues"), "{stderr}");
+}
+
+#[test]
+fn empty_input_is_exit_65() {
+    for (args, stdin) in [
+        (vec!["analyze", "-f", "/dev/null"], None),
+        (vec!["analyze", "-f", "-"], Some("")),
+        (vec!["analyze", "-f", "-"], Some("---\n# nothing\n")),
+    ] {
+        let (_, stderr, code) = run_with(&args, "/nonexistent", stdin);
+        assert_eq!(code, 65, "{args:?}: {stderr}");
+        assert!(stderr.contains("holds no document"), "{stderr}");
+        assert!(!stderr.contains("No validation issues"), "{stderr}");
+    }
+}
+
+#[test]
+fn only_unanalysed_kinds_is_exit_65_naming_them() {
+    let (_, stderr, code) = run(&["analyze", "-f", &format!("{DIR}/virtualservices.yaml")]);
+    assert_eq!(code, 65, "{stderr}");
+    assert!(
+        stderr.contains("2 documents of kinds not analysed: VirtualService (2)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("No validation issues"), "{stderr}");
+}
+
+#[test]
+fn unanalysed_kinds_are_counted_and_carried_in_every_format() {
+    let file = format!("{DIR}/mixed.yaml");
+    let (stdout, stderr, code) = run(&["analyze", "-f", &file, "-n", "shop"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("1 document of kinds not analysed: VirtualService (1)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("No validation issues"), "{stderr}");
+    assert!(stderr.contains("the analysis is not complete"), "{stderr}");
+
+    let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "json"]);
+    let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let entry = items.iter().find(|i| i["level"] == "NotAnalysed").unwrap();
+    assert_eq!(entry["kind"], "VirtualService");
+    assert_eq!(entry["documents"], 1);
+
+    let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "yaml"]);
+    assert!(stdout.contains("level: NotAnalysed"), "{stdout}");
+    assert!(stdout.contains("kind: VirtualService"), "{stdout}");
+
+    let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "sarif"]);
+    let sarif: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert_eq!(notes[0]["descriptor"]["id"], "not-analysed", "{sarif}");
+}
+
+#[test]
+fn a_complete_clean_run_keeps_the_success_line_and_the_plain_array() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", "tests/fixtures/clean.yaml", "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "[]");
+    assert!(stderr.contains("No validation issues found"), "{stderr}");
+}
