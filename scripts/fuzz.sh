@@ -6,6 +6,8 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     # default: 300 seconds, every target
 #
 # Installs what it needs: the nightly toolchain (rustup) and cargo-fuzz (cargo install).
+# FUZZ_NO_BUILD=1 runs the targets as last built (`cargo +nightly fuzz build` in fuzz/), without
+# the rebuild `cargo fuzz run` does after every source change.
 # Results, per target: fuzz/out/<target>.log; crashing inputs in fuzz/artifacts/<target>/.
 set -euo pipefail
 
@@ -62,11 +64,16 @@ for target in "${targets[@]}"; do
   log=$root/fuzz/out/$target.log
   rc=0
   # -jobs=1: one fuzzing process (libFuzzer writes its output to fuzz-0.log in the cwd).
-  (cd fuzz/out && cargo +nightly fuzz run --fuzz-dir "$root/fuzz" "$target" \
-      "$root/fuzz/corpus/$target" -- \
-      -jobs=1 -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -timeout="$timeout_s" \
-      -print_final_stats=1 -artifact_prefix="$root/fuzz/artifacts/$target/" \
-      >"$log.driver" 2>&1) || rc=$?
+  flags=(-jobs=1 -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -timeout="$timeout_s"
+         -print_final_stats=1 -artifact_prefix="$root/fuzz/artifacts/$target/")
+  if [ "${FUZZ_NO_BUILD:-}" = 1 ]; then
+    # The targets as last built (cargo fuzz build), without rebuilding them first.
+    (cd fuzz/out && "$root/fuzz/target/x86_64-unknown-linux-gnu/release/$target" \
+        "$root/fuzz/corpus/$target" "${flags[@]}" >"$log.driver" 2>&1) || rc=$?
+  else
+    (cd fuzz/out && cargo +nightly fuzz run --fuzz-dir "$root/fuzz" "$target" \
+        "$root/fuzz/corpus/$target" -- "${flags[@]}" >"$log.driver" 2>&1) || rc=$?
+  fi
   if [ -f fuzz/out/fuzz-0.log ]; then
     mv fuzz/out/fuzz-0.log "$log"
   else

@@ -174,7 +174,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     let body = text.strip_prefix('+').unwrap_or(text);
     if body.starts_with('-') {
-        return Err(format!("invalid duration {text:?}: it must not be negative"));
+        return Err(format!(
+            "invalid duration {text:?}: it must not be negative"
+        ));
     }
     let mut rest = body;
     let mut total: u128 = 0;
@@ -221,7 +223,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let invalid = || format!("invalid size {text:?}: use e.g. 64Mi, 1Gi, 500Ki or a number of bytes");
+    let invalid =
+        || format!("invalid size {text:?}: use e.g. 64Mi, 1Gi, 500Ki or a number of bytes");
     let number: u64 = number.parse().map_err(|_| invalid())?;
     let factor: u64 = match unit {
         "" => 1,
@@ -245,8 +248,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// A size as `--max-input-size` takes it: `64Mi`, `1Gi`, or bytes.
 pub fn show_size(bytes: u64) -> String {
-    for (unit, factor) in [("Ti", 1u64 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)] {
-        if bytes >= factor && bytes % factor == 0 {
+    for (unit, factor) in [
+        ("Ti", 1u64 << 40),
+        ("Gi", 1 << 30),
+        ("Mi", 1 << 20),
+        ("Ki", 1 << 10),
+    ] {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
             return format!("{}{unit}", bytes / factor);
         }
     }
@@ -341,7 +349,9 @@ mod tests {
         assert_eq!(parse_duration("10ns").unwrap(), Duration::from_nanos(10));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
         assert_eq!(parse_duration("24h").unwrap(), MAX_DURATION);
-        for bad in ["", "s", "1.2.3s", "-5s", "5 s", "1m30", "h1", ".s", "1d", "\u{0}"] {
+        for bad in [
+            "", "s", "1.2.3s", "-5s", "5 s", "1m30", "h1", ".s", "1d", "\u{0}",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be rejected");
         }
     }

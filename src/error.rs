@@ -46,7 +46,9 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::ReadInput { .. } | Error::Parse { .. } | Error::Data(_) => exit::DATA,
-            Error::Unreachable { .. } | Error::Cluster(_) | Error::Deadline { .. } => exit::UNAVAILABLE,
+            Error::Unreachable { .. } | Error::Cluster(_) | Error::Deadline { .. } => {
+                exit::UNAVAILABLE
+            }
             Error::Output(_) | Error::Internal(_) => exit::UNEXPECTED,
         }
     }

@@ -43,12 +43,12 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         let command = async {
             match cli.command {
-            Command::Analyze(args) => commands::analyze::run(args, &global).await,
-            Command::Codes(args) => commands::codes::run(args),
-            Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
-            Command::Pod(args) => commands::pod::run(args, &global).await,
-            Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
-            Command::Version(args) => commands::version::run(args, &global).await,
+                Command::Analyze(args) => commands::analyze::run(args, &global).await,
+                Command::Codes(args) => commands::codes::run(args),
+                Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
+                Command::Pod(args) => commands::pod::run(args, &global).await,
+                Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
+                Command::Version(args) => commands::version::run(args, &global).await,
             }
         };
         // The overall deadline (--timeout). Reads stop at it on their own with the kind they were

@@ -29,7 +29,10 @@ fn run_bounded(dir: &Path, args: &[&str], memory_mib: u64, time: Duration) -> Ru
     let binary = env!("CARGO_BIN_EXE_kubectl-mesh_doctor");
     let mut child = Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", memory_mib * 1024))
+        .arg(format!(
+            "ulimit -v {} && exec \"$0\" \"$@\"",
+            memory_mib * 1024
+        ))
         .arg(binary)
         .args(args)
         .current_dir(dir)
@@ -98,13 +101,20 @@ mod generate {
         for i in 0..depth {
             let pad = "  ".repeat(i);
             let dash = if i == 0 { "" } else { "- " };
-            let inner = if i == 0 { String::new() } else { "  ".repeat(i - 1) };
+            let inner = if i == 0 {
+                String::new()
+            } else {
+                "  ".repeat(i - 1)
+            };
             let _ = writeln!(out, "{inner}{dash}apiVersion: v1");
             let _ = writeln!(out, "{pad}kind: List");
             let _ = writeln!(out, "{pad}items:");
         }
         let pad = "  ".repeat(depth.saturating_sub(1));
-        let _ = writeln!(out, "{pad}- {{apiVersion: v1, kind: Namespace, metadata: {{name: x}}}}");
+        let _ = writeln!(
+            out,
+            "{pad}- {{apiVersion: v1, kind: Namespace, metadata: {{name: x}}}}"
+        );
         out
     }
 
@@ -114,7 +124,9 @@ mod generate {
         for _ in 0..depth {
             out.push_str("{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [");
         }
-        out.push_str("{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"x\"}}");
+        out.push_str(
+            "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"x\"}}",
+        );
         for _ in 0..depth {
             out.push_str("]}");
         }
@@ -165,10 +177,18 @@ fn assert_one_line_error(run: &Run, wants: &[&str]) {
         .collect();
     assert_eq!(errors.len(), 1, "one error line expected:\n{}", run.stderr);
     for want in wants {
-        assert!(errors[0].contains(want), "{want:?} missing from: {}", run.stderr);
+        assert!(
+            errors[0].contains(want),
+            "{want:?} missing from: {}",
+            run.stderr
+        );
     }
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    assert!(!run.stderr.contains("No validation issues"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("No validation issues"),
+        "{}",
+        run.stderr
+    );
 }
 
 // ---------------------------------------------------------------- item 1: deep nesting
@@ -212,7 +232,11 @@ fn nested_lists_are_65() {
 #[test]
 fn a_deep_bootstrap_is_a_syntax_finding() {
     let d = dir();
-    write(d.path(), "deep.yaml", &generate::deep_block_sequences(200_000));
+    write(
+        d.path(),
+        "deep.yaml",
+        &generate::deep_block_sequences(200_000),
+    );
     write(d.path(), "flow.yaml", &generate::deep_flow(200_000));
     write(d.path(), "deep.json", &generate::deep_flow(200_000));
     for (file, want) in [
@@ -240,7 +264,11 @@ fn alias_bombs_are_65_within_the_budget() {
         assert_one_line_error(&run, &[&name, "aliases expand to more than 100000 nodes"]);
         let run = self::run(d.path(), &["bootstrap", "validate", &name, "--no-envoy"]);
         assert_eq!(run.code, 79, "{name}: {}", run.stderr);
-        assert!(run.stdout.contains("MD0307") && run.stdout.contains("alias"), "{}", run.stdout);
+        assert!(
+            run.stdout.contains("MD0307") && run.stdout.contains("alias"),
+            "{}",
+            run.stdout
+        );
     }
 }
 
@@ -257,11 +285,15 @@ fn symlink_loops_read_each_file_once() {
     std::fs::create_dir(m.join("sub")).unwrap();
     std::os::unix::fs::symlink("..", m.join("sub/up")).unwrap();
     std::os::unix::fs::symlink("../manifests", m.join("sub/cousin")).unwrap();
-    let run = run(d.path(), &["analyze", "-f", "manifests", "-R", "-o", "json", "-v"]);
+    let run = run(
+        d.path(),
+        &["analyze", "-f", "manifests", "-R", "-o", "json", "-v"],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("files=1"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("No validation issues found when analyzing manifests/ns.yaml."),
+        run.stderr
+            .contains("No validation issues found when analyzing manifests/ns.yaml."),
         "{}",
         run.stderr
     );
@@ -276,7 +308,10 @@ fn endless_and_huge_inputs_stop_at_the_size_cap() {
     assert_eq!(run.code, 65, "{}", run.stderr);
     assert_one_line_error(
         &run,
-        &["/dev/zero", "larger than the input size limit of 64Mi (--max-input-size)"],
+        &[
+            "/dev/zero",
+            "larger than the input size limit of 64Mi (--max-input-size)",
+        ],
     );
     let run = self::run(d.path(), &["bootstrap", "validate", "/dev/zero"]);
     assert_eq!(run.code, 65, "{}", run.stderr);
@@ -284,10 +319,16 @@ fn endless_and_huge_inputs_stop_at_the_size_cap() {
     // A (sparse) file one byte over a lowered cap; the cap is the flag's.
     let big = d.path().join("big.yaml");
     std::fs::File::create(&big).unwrap().set_len(1025).unwrap();
-    let run = self::run(d.path(), &["analyze", "-f", "big.yaml", "--max-input-size", "1Ki"]);
+    let run = self::run(
+        d.path(),
+        &["analyze", "-f", "big.yaml", "--max-input-size", "1Ki"],
+    );
     assert_eq!(run.code, 65, "{}", run.stderr);
     assert_one_line_error(&run, &["big.yaml", "1Ki"]);
-    let run = self::run(d.path(), &["analyze", "-f", "big.yaml", "--max-input-size", "lots"]);
+    let run = self::run(
+        d.path(),
+        &["analyze", "-f", "big.yaml", "--max-input-size", "lots"],
+    );
     assert_eq!(run.code, 64, "{}", run.stderr);
 }
 
@@ -302,9 +343,18 @@ fn a_large_manifest_set_fits_the_budget() {
         ));
     }
     write(d.path(), "many.yaml", &text);
-    let run = run_bounded(d.path(), &["analyze", "-f", "many.yaml", "-o", "json"], 1024, TIME_BUDGET);
+    let run = run_bounded(
+        d.path(),
+        &["analyze", "-f", "many.yaml", "-o", "json"],
+        1024,
+        TIME_BUDGET,
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.starts_with('['), "{}", &run.stdout[..run.stdout.len().min(200)]);
+    assert!(
+        run.stdout.starts_with('['),
+        "{}",
+        &run.stdout[..run.stdout.len().min(200)]
+    );
 }
 
 // ---------------------------------------------------------------- item 8: invalid UTF-8
@@ -312,12 +362,19 @@ fn a_large_manifest_set_fits_the_budget() {
 #[test]
 fn invalid_utf8_names_line_and_byte_offset() {
     let d = dir();
-    std::fs::write(d.path().join("bad.yaml"), b"apiVersion: v1\nkind: Namespace\nmetadata: {name: \xff}\n").unwrap();
+    std::fs::write(
+        d.path().join("bad.yaml"),
+        b"apiVersion: v1\nkind: Namespace\nmetadata: {name: \xff}\n",
+    )
+    .unwrap();
     let run = run(d.path(), &["analyze", "-f", "bad.yaml"]);
     assert_eq!(run.code, 65, "{}", run.stderr);
     assert_one_line_error(
         &run,
-        &["bad.yaml:3:18:", "not UTF-8 text (invalid byte 0xff at byte offset 48)"],
+        &[
+            "bad.yaml:3:18:",
+            "not UTF-8 text (invalid byte 0xff at byte offset 48)",
+        ],
     );
 }
 
@@ -331,7 +388,10 @@ fn duplicate_keys_are_65_naming_both_lines() {
     assert_eq!(run.code, 65, "{}", run.stderr);
     assert_one_line_error(
         &run,
-        &["svc.yaml:12:", "duplicate key \"ports\": first at line 7, again at line 12"],
+        &[
+            "svc.yaml:12:",
+            "duplicate key \"ports\": first at line 7, again at line 12",
+        ],
     );
 }
 
@@ -347,12 +407,22 @@ fn absurd_durations_are_usage_errors() {
         &["pod", "web", "--probe-timeout", "6000000000000000h"],
         &["analyze", "--probe-timeout", "9223372036854775807s"],
         &["proxy-status", "--istiod-timeout", "1e9h"],
-        &["bootstrap", "validate", "x.json", "--envoy-timeout", "6000000000000000h"],
+        &[
+            "bootstrap",
+            "validate",
+            "x.json",
+            "--envoy-timeout",
+            "6000000000000000h",
+        ],
         &["bootstrap", "explain", "web", "--probe-timeout=-1s"],
     ] {
         let run = run(d.path(), args);
         assert_eq!(run.code, 64, "{args:?}: {}", run.stderr);
-        assert!(run.stderr.contains("invalid value"), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("invalid value"),
+            "{args:?}: {}",
+            run.stderr
+        );
         assert!(!run.stderr.contains("panicked"), "{args:?}: {}", run.stderr);
     }
 }
@@ -360,6 +430,16 @@ fn absurd_durations_are_usage_errors() {
 #[test]
 fn kubectl_durations_are_accepted() {
     let d = dir();
-    let run = run(d.path(), &["version", "--client", "--request-timeout", "1m30s", "--timeout", "1h2m3.5s"]);
+    let run = run(
+        d.path(),
+        &[
+            "version",
+            "--client",
+            "--request-timeout",
+            "1m30s",
+            "--timeout",
+            "1h2m3.5s",
+        ],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
 }

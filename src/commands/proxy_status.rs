@@ -581,9 +581,9 @@ async fn istiods_in_cluster(
     }
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), &args.istio_namespace);
     let params = ListParams::default().labels(&selector);
-    let listed = cluster.request(|| api.list(&params)).await;
+    let listed = cluster.list_selected(api, &params).await;
     let pods = match listed {
-        Ok(list) => list.items,
+        Ok(items) => items,
         Err(e) => {
             return Err(match e {
                 ListError::Denied(reason) => Error::Cluster(format!(

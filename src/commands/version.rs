@@ -397,12 +397,7 @@ async fn istiod_deployments(cluster: &Cluster) -> Result<Vec<Deployment>, ListEr
     let params = ListParams::default().labels("app=istiod");
     let list = |api: Api<Deployment>| {
         let params = params.clone();
-        async move {
-            cluster
-                .request(|| api.list(&params))
-                .await
-                .map(|l| l.items)
-        }
+        async move { cluster.list_selected(api, &params).await }
     };
     match list(Api::all(cluster.client.clone())).await {
         Err(ListError::Denied(_)) => {
@@ -418,15 +413,7 @@ async fn istiod_pods(cluster: &Cluster) -> Result<Vec<Pod>, ListError> {
     let params = ListParams::default().labels("app=istiod");
     let list = |api: Api<Pod>| {
         let params = params.clone();
-        async move {
-            tokio::time::timeout(cluster.timeout, api.list(&params))
-                .await
-                .map_err(|_| {
-                    ListError::Unreachable(format!("no answer within {:?}", cluster.timeout))
-                })?
-                .map(|l| l.items)
-                .map_err(|e| live::classify(&e))
-        }
+        async move { cluster.list_selected(api, &params).await }
     };
     match list(Api::all(cluster.client.clone())).await {
         Err(ListError::Denied(_)) => {
@@ -455,7 +442,8 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
     let mut unreachable = None;
     let mut control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
     // No istiod Deployment (or none readable): find istiod by its pods, as proxy-status does.
-    if !matches!(&control, Ok(rows) if !rows.is_empty())
+    if unreachable.is_none()
+        && !matches!(&control, Ok(rows) if !rows.is_empty())
         && let Ok(pods) = istiod_pods(cluster).await
     {
         let rows = control_plane_from_pods(&pods);
@@ -531,10 +519,28 @@ pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
         VersionFormat::Json => render_json(Some(&clusters)),
     };
     write_stdout(&text)?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(exit::OK),
+    if let Some(e) = failure {
+        return Err(e);
     }
+    // What could not be read is not a clean answer: the versions shown are partial.
+    let missing: Vec<String> = clusters
+        .iter()
+        .flat_map(|c| {
+            [
+                ("istiod deployments", c.control_plane.as_ref().err()),
+                ("pods", c.data_plane.as_ref().err()),
+            ]
+            .into_iter()
+            .filter_map(move |(what, e)| e.map(|e| format!("{what} in {}: {e}", c.context)))
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Cluster(format!(
+            "the versions are incomplete: cannot list {}",
+            missing.join("; ")
+        )));
+    }
+    Ok(exit::OK)
 }
 
 #[cfg(test)]

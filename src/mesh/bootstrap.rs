@@ -568,7 +568,10 @@ impl Kind {
 fn shape(value: &Value) -> String {
     let mut short = value.to_string();
     if short.len() > 40 {
-        let cut = (0..=40).rev().find(|&i| short.is_char_boundary(i)).unwrap_or(0);
+        let cut = (0..=40)
+            .rev()
+            .find(|&i| short.is_char_boundary(i))
+            .unwrap_or(0);
         short.truncate(cut);
         short.push_str("...");
     }
@@ -630,7 +633,11 @@ const BOOTSTRAP: Schema = Schema {
 };
 const STATIC_RESOURCES: Schema = Schema {
     name: "envoy.config.bootstrap.v3.Bootstrap.StaticResources",
-    fields: &[("listeners", Messages), ("clusters", Messages), ("secrets", Messages)],
+    fields: &[
+        ("listeners", Messages),
+        ("clusters", Messages),
+        ("secrets", Messages),
+    ],
 };
 const DYNAMIC_RESOURCES: Schema = Schema {
     name: "envoy.config.bootstrap.v3.Bootstrap.DynamicResources",
@@ -1612,7 +1619,10 @@ mod tests {
         // null is "not set"; numbers may be strings; enums may be numbers.
         let fine = r#"{"admin":null,"stats_server_version_override":"12","dynamic_resources":{"cds_config":{"resource_api_version":2}}}"#;
         let problems = validate(fine, Format::Json);
-        assert!(problems.iter().all(|p| p.code() != "MD0312"), "{problems:?}");
+        assert!(
+            problems.iter().all(|p| p.code() != "MD0312"),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -70,7 +70,12 @@ pub fn utf8_text(bytes: Vec<u8>, shown: &str, what: &str) -> Result<String> {
         let offset = e.utf8_error().valid_up_to();
         let before = &e.as_bytes()[..offset];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let column = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+        let column = offset
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
         Error::Parse {
             location: format!("{shown}:{line}:{column}"),
             message: format!(
@@ -553,7 +558,11 @@ fn mesh_config_of(cm: &k8s_openapi::api::core::v1::ConfigMap) -> Option<Value> {
 /// Reads a mesh config file (`--mesh-config`): YAML of the MeshConfig fields.
 pub fn load_mesh_config(path: &Path, limit: u64) -> Result<Value> {
     let shown = path.display().to_string();
-    let text = utf8_text(read_capped(path, &shown, limit)?, &shown, "a mesh config is YAML")?;
+    let text = utf8_text(
+        read_capped(path, &shown, limit)?,
+        &shown,
+        "a mesh config is YAML",
+    )?;
     let docs = yaml::parse_stream(&text).map_err(|e| Error::Parse {
         location: format!("{}:{}:{}", path.display(), e.line, e.column),
         message: e.message,

@@ -222,6 +222,18 @@ impl Cluster {
         self.paginate(api).await
     }
 
+    /// Lists what `params` selects (labels, fields) through `api`, following `continue` tokens.
+    pub async fn list_selected<K>(
+        &self,
+        api: Api<K>,
+        params: &ListParams,
+    ) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        self.paginate_with(api, params.clone()).await
+    }
+
     /// Lists every object of a cluster-scoped kind.
     pub async fn list_cluster<K>(&self) -> Result<Vec<K>, ListError>
     where
@@ -235,11 +247,18 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
     {
+        self.paginate_with(api, ListParams::default()).await
+    }
+
+    async fn paginate_with<K>(&self, api: Api<K>, base: ListParams) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
         for _ in 0..MAX_PAGES {
-            let mut params = ListParams::default().limit(PAGE_SIZE);
+            let mut params = base.clone().limit(PAGE_SIZE);
             if let Some(t) = &token {
                 params = params.continue_token(t);
             }
@@ -290,7 +309,8 @@ impl Cluster {
                 Ok(value) => return Ok(value),
                 Err(e) => e,
             };
-            let retryable = matches!(&error, kube::Error::Api(s) if matches!(s.code, 429 | 503 | 504));
+            let retryable =
+                matches!(&error, kube::Error::Api(s) if matches!(s.code, 429 | 503 | 504));
             if !retryable || tries >= TRIES {
                 let mut classified = classify(&error);
                 if retryable && let ListError::Failed(text) = &mut classified {
@@ -395,7 +415,10 @@ pub fn classify(error: &kube::Error) -> ListError {
         other => {
             let text = flatten(other);
             if is_cut_off(&text) {
-                ListError::Failed(format!("the server's answer was cut off ({})", one_line(&text)))
+                ListError::Failed(format!(
+                    "the server's answer was cut off ({})",
+                    one_line(&text)
+                ))
             } else {
                 ListError::Unreachable(one_line(&text))
             }
@@ -417,7 +440,10 @@ fn describe_status(status: &kube::core::Status) -> String {
             .ok()
             .and_then(|c| c.canonical_reason())
             .unwrap_or("");
-        format!("the API server answered HTTP {} {name}{reason}", status.code)
+        format!(
+            "the API server answered HTTP {} {name}{reason}",
+            status.code
+        )
     };
     let message = one_line(&status.message);
     if message.is_empty() {

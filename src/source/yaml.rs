@@ -599,11 +599,15 @@ mod tests {
         let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
         for w in names.windows(2) {
             let star = format!("*{}", w[0]);
-            let list = vec![star.as_str(); 9].join(", ");
+            let list = [star.as_str(); 9].join(", ");
             text.push_str(&format!("{}: &{} [{list}]\n", w[1], w[1]));
         }
         let err = parse_stream(&text).unwrap_err();
-        assert!(err.message.contains("aliases expand to more than 100000 nodes"), "{err:?}");
+        assert!(
+            err.message
+                .contains("aliases expand to more than 100000 nodes"),
+            "{err:?}"
+        );
         // A few aliases of a small anchor are fine.
         let docs = parse_stream("a: &a {x: 1}\nb: [*a, *a, *a]\n").unwrap();
         assert_eq!(docs[0].value["b"][2]["x"], 1);
