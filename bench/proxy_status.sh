@@ -34,10 +34,10 @@ for n in 1000 10000; do
   syncz="$dir/syncz-$n.json" pods="$dir/pods-$n.json"
   ssize=$(du -h "$syncz" | cut -f1) psize=$(du -h "$pods" | cut -f1)
   lines=$("$bin" proxy-status --syncz-file "$syncz" --pods-file "$pods" 2>/dev/null | wc -l || true)
-  for variant in "table:-o table" "table -v:-o table -v" "json:-o json" "table, syncz only:-o table"; do
+  for variant in "text:-o text" "text --types:-o text --types" "json:-o json" "text, syncz only:-o text"; do
     label=${variant%%:*} flags=${variant#*:}
     extra=(--pods-file "$pods")
-    [[ "$label" == "table, syncz only" ]] && extra=()
+    [[ "$label" == "text, syncz only" ]] && extra=()
     # shellcheck disable=SC2086
     read -r wall rss < <(measure proxy-status --syncz-file "$syncz" "${extra[@]}" $flags)
     echo "$n proxies, $label: ${wall}s, peak RSS $((rss / 1024)) MiB" >&2

@@ -5,9 +5,21 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy, istiod)" >&2
+# Debian packages the tests use: bash-completion (kubectl's bash completion needs it, for the
+# `kubectl mesh-doctor <TAB>` test) and runc (the release binary in an empty root filesystem).
+packages=()
+[[ -f /usr/share/bash-completion/bash_completion ]] || packages+=(bash-completion)
+command -v runc >/dev/null || packages+=(runc)
+if [[ ${#packages[@]} -gt 0 ]]; then
+  echo "== installing ${packages[*]}" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
+fi
+
+echo "== building or reusing the test cluster binaries (etcd, kube-apiserver, kwok, kubectl, envoy, istiod, krew)" >&2
 # --istio: pilot-discovery (istiod) and istioctl for the proxy-status tests; ~16 min cold, cached after.
-testenv/build.sh --istio
+# --krew: krew, for the release test (~1 min cold).
+testenv/build.sh --istio --krew
 
 # shellcheck source=../testenv/env.sh
 source testenv/env.sh
@@ -32,3 +44,6 @@ eval "$(testenv/istiod-up.sh)"
 
 echo "== all tests, end-to-end ones included" >&2
 cargo test --all-targets -- --include-ignored
+
+echo "== the release archive: static binary in an empty root filesystem (runc), installed by krew" >&2
+scripts/release-test.sh

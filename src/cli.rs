@@ -49,11 +49,16 @@ Examples:
     about = ABOUT,
     after_help = AFTER_HELP,
     propagate_version = true,
-    disable_help_subcommand = true
+    max_term_width = 100
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub common: CommonArgs,
+
+    /// The kubeconfig flags given before the command name (`kubectl mesh-doctor -n shop pod
+    /// web`); the command's own ones win.
+    #[command(flatten)]
+    pub kube: KubeArgs,
 
     #[command(subcommand)]
     pub command: Command,
@@ -75,6 +80,8 @@ pub enum Command {
     ProxyStatus(crate::commands::proxy_status::ProxyStatusArgs),
     /// Client, control-plane (istiod per revision) and data-plane (proxy) versions
     Version(crate::commands::version::VersionArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, or kubectl's plugin one)
+    Completion(crate::commands::completion::CompletionArgs),
 }
 
 /// The default of the global `--timeout`.
@@ -87,6 +94,131 @@ pub fn mark_start() -> Instant {
     *STARTED.get_or_init(Instant::now)
 }
 
+impl Command {
+    /// The kubeconfig flags given after the command name, for the commands that read a cluster.
+    pub fn kube_args(&self) -> Option<&KubeArgs> {
+        use crate::commands::bootstrap::BootstrapCommand;
+        match self {
+            Command::Analyze(a) => Some(&a.kube),
+            Command::Pod(a) => Some(&a.kube),
+            Command::ProxyStatus(a) => Some(&a.kube),
+            Command::Version(a) => Some(&a.kube),
+            Command::Bootstrap(b) => match &b.command {
+                BootstrapCommand::Explain(a) => Some(&a.kube),
+                BootstrapCommand::Validate(_) => None,
+            },
+            Command::Codes(_) | Command::Completion(_) => None,
+        }
+    }
+}
+
+/// The flags every command understands.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Global options")]
+pub struct CommonArgs {
+    /// When to use colors (on stdout and in stderr messages and logs)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// Log what mesh-doctor does to stderr (-v: info, -vv: debug)
+    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The kubeconfig flags, named as kubectl names them (kubectl does not pass its own flags to
+/// plugins, so the plugin reads them itself). Only the commands that read a cluster take them.
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Kubeconfig options")]
+pub struct KubeArgs {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context to use (repeat it with `analyze` and `version` to read several
+    /// clusters)
+    #[arg(long, value_name = "NAME")]
+    pub context: Vec<String>,
+
+    /// The kubeconfig cluster to use
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+
+    /// The kubeconfig user to use
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// Namespace scope (default: the context's namespace)
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+
+    /// Username to impersonate
+    #[arg(long = "as", value_name = "USER")]
+    pub as_user: Option<String>,
+
+    /// Group to impersonate (repeatable)
+    #[arg(long = "as-group", value_name = "GROUP")]
+    pub as_group: Vec<String>,
+
+    /// How long to wait for each API request, e.g. 5s, 1m30s (0 = the default of 30s; at most 24h)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub request_timeout: Option<Duration>,
+
+    /// The whole command's deadline: reading, probing and retrying all end by then (exit 69),
+    /// e.g. 2m, 90s (default 2m; 0 = none; at most 24h)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+/// The clap command: [`Cli`] with the kubeconfig flags of the root hidden from its help (they
+/// are accepted before the command name for kubectl habits, but listed only by the commands
+/// that read a cluster).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    const KUBE: [&str; 9] = [
+        "kubeconfig",
+        "context",
+        "cluster",
+        "user",
+        "namespace",
+        "as_user",
+        "as_group",
+        "request_timeout",
+        "timeout",
+    ];
+    Cli::command().mut_args(|a| {
+        if KUBE.contains(&a.get_id().as_str()) {
+            a.hide(true)
+        } else {
+            a
+        }
+    })
+}
+
+/// Parses the command line (after [`rewrite_deprecated`]).
+pub fn parse_from(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// Everything a command needs from the common and kubeconfig flags, wherever they were given.
+#[derive(Debug, Clone)]
+pub struct GlobalArgs {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Vec<String>,
+    pub cluster: Option<String>,
+    pub user: Option<String>,
+    pub namespace: Option<String>,
+    pub as_user: Option<String>,
+    pub as_group: Vec<String>,
+    /// Zero: the default of 30s.
+    pub request_timeout: Duration,
+    /// The whole command's deadline (`--timeout`); zero: none.
+    pub timeout: Duration,
+    pub color: ColorChoice,
+    pub verbose: u8,
+}
+
 impl GlobalArgs {
     /// When the whole command must be done (`--timeout` after the start), `None` without one.
     pub fn deadline(&self) -> Option<Instant> {
@@ -95,56 +227,157 @@ impl GlobalArgs {
         }
         mark_start().checked_add(self.timeout)
     }
+
+    /// Merges the flags given before the command name with the command's own (which win;
+    /// repeatable flags are concatenated).
+    pub fn new(common: &CommonArgs, before: &KubeArgs, after: Option<&KubeArgs>) -> GlobalArgs {
+        let empty = KubeArgs::default();
+        let after = after.unwrap_or(&empty);
+        GlobalArgs {
+            kubeconfig: after
+                .kubeconfig
+                .clone()
+                .or_else(|| before.kubeconfig.clone()),
+            context: before
+                .context
+                .iter()
+                .chain(&after.context)
+                .cloned()
+                .collect(),
+            cluster: after.cluster.clone().or_else(|| before.cluster.clone()),
+            user: after.user.clone().or_else(|| before.user.clone()),
+            namespace: after.namespace.clone().or_else(|| before.namespace.clone()),
+            as_user: after.as_user.clone().or_else(|| before.as_user.clone()),
+            as_group: before
+                .as_group
+                .iter()
+                .chain(&after.as_group)
+                .cloned()
+                .collect(),
+            request_timeout: after
+                .request_timeout
+                .or(before.request_timeout)
+                .unwrap_or_default(),
+            timeout: after.timeout.or(before.timeout).unwrap_or(
+                parse_duration(DEFAULT_TIMEOUT).expect("the default --timeout parses"),
+            ),
+            color: common.color,
+            verbose: common.verbose,
+        }
+    }
 }
 
-/// Flags every command understands, named as kubectl names them (kubectl does not pass its own
-/// flags to plugins, so the plugin reads them itself).
-#[derive(Debug, Args, Clone)]
-pub struct GlobalArgs {
-    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
-    #[arg(long, global = true, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
+/// Old spellings that still work for one release: rewritten to the new ones before parsing,
+/// each with the deprecation line to print on stderr. Stops at `--`.
+pub fn rewrite_deprecated(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsString>, Vec<String>) {
+    let mut out = Vec::with_capacity(args.len());
+    let mut notes = Vec::new();
+    let mut iter = args.into_iter().peekable();
+    let mut done = false;
+    while let Some(arg) = iter.next() {
+        let text = arg.to_str().map(str::to_string);
+        match text.as_deref() {
+            _ if done => out.push(arg),
+            Some("--") => {
+                done = true;
+                out.push(arg);
+            }
+            Some(flag @ ("--probe=false" | "--probe=true")) => {
+                let on = flag.ends_with("true");
+                out.push(if on { "--probe" } else { "--no-probe" }.into());
+                notes.push(format!(
+                    "{flag} is deprecated and will be removed in the next release: use {}",
+                    if on { "--probe" } else { "--no-probe" }
+                ));
+            }
+            Some("--probe")
+                if iter
+                    .peek()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n == "true" || n == "false") =>
+            {
+                let value = iter
+                    .next()
+                    .and_then(|n| n.into_string().ok())
+                    .unwrap_or_default();
+                let on = value == "true";
+                out.push(if on { "--probe" } else { "--no-probe" }.into());
+                notes.push(format!(
+                    "--probe {value} is deprecated and will be removed in the next release: use {}",
+                    if on { "--probe" } else { "--no-probe" }
+                ));
+            }
+            Some(flag @ ("-otable" | "--output=table")) => {
+                out.push("--output=text".into());
+                notes.push(format!(
+                    "{flag} is deprecated and will be removed in the next release: use -o text"
+                ));
+            }
+            Some(flag @ ("-o" | "--output"))
+                if iter.peek().and_then(|n| n.to_str()) == Some("table") =>
+            {
+                iter.next();
+                out.push(flag.into());
+                out.push("text".into());
+                notes.push(format!(
+                    "{flag} table is deprecated and will be removed in the next release: use -o text"
+                ));
+            }
+            _ => out.push(arg),
+        }
+    }
+    (out, notes)
+}
 
-    /// The kubeconfig context to use (repeat it with `analyze` to check several clusters)
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Vec<String>,
+/// The `--failure-threshold` and `--output-threshold` values: Info, Warning or Error (any
+/// case), listed in `--help`.
+pub fn level_parser() -> LevelParser {
+    LevelParser
+}
 
-    /// The kubeconfig cluster to use
-    #[arg(long, global = true, value_name = "NAME")]
-    pub cluster: Option<String>,
+#[derive(Clone, Copy, Debug)]
+pub struct LevelParser;
 
-    /// The kubeconfig user to use
-    #[arg(long, global = true, value_name = "NAME")]
-    pub user: Option<String>,
+impl clap::builder::TypedValueParser for LevelParser {
+    type Value = crate::analysis::messages::Level;
 
-    /// Namespace scope (default: the context's namespace)
-    #[arg(short = 'n', long, global = true, value_name = "NAMESPACE")]
-    pub namespace: Option<String>,
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let text = value.to_string_lossy();
+        crate::analysis::messages::Level::parse(&text).ok_or_else(|| {
+            let mut err = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
+            use clap::error::{ContextKind, ContextValue};
+            if let Some(arg) = arg {
+                err.insert(
+                    ContextKind::InvalidArg,
+                    ContextValue::String(arg.to_string()),
+                );
+            }
+            err.insert(
+                ContextKind::InvalidValue,
+                ContextValue::String(text.into_owned()),
+            );
+            err.insert(
+                ContextKind::ValidValue,
+                ContextValue::Strings(vec!["Info".into(), "Warning".into(), "Error".into()]),
+            );
+            err
+        })
+    }
 
-    /// Username to impersonate
-    #[arg(long = "as", global = true, value_name = "USER")]
-    pub as_user: Option<String>,
-
-    /// Group to impersonate (repeatable)
-    #[arg(long = "as-group", global = true, value_name = "GROUP")]
-    pub as_group: Vec<String>,
-
-    /// How long to wait for each API request, e.g. 5s, 1m30s (0 = the default of 30s; at most 24h)
-    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration, default_value = "0")]
-    pub request_timeout: Duration,
-
-    /// The whole command's deadline when it talks to a cluster: reading, probing and retrying
-    /// all end by then (exit 69), e.g. 2m, 90s (0 = no overall deadline; at most 24h)
-    #[arg(long, global = true, value_name = "DURATION", value_parser = parse_duration, default_value = DEFAULT_TIMEOUT)]
-    pub timeout: Duration,
-
-    /// When to use colors
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
-
-    /// Log what mesh-doctor does to stderr (-v, -vv)
-    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            ["Info", "Warning", "Error"]
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// The longest duration any flag accepts. A longer one is a usage error (exit 64), never a
@@ -357,6 +590,62 @@ mod tests {
     }
 
     #[test]
+    fn deprecated_spellings_are_rewritten() {
+        let args = |list: &[&str]| {
+            list.iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+        };
+        let (out, notes) =
+            rewrite_deprecated(args(&["x", "analyze", "--probe=false", "-o", "table"]));
+        assert_eq!(out, args(&["x", "analyze", "--no-probe", "-o", "text"]));
+        assert_eq!(notes.len(), 2);
+        assert!(notes[0].contains("use --no-probe"), "{notes:?}");
+        let (out, notes) =
+            rewrite_deprecated(args(&["x", "analyze", "--probe", "false", "f.yaml"]));
+        assert_eq!(out, args(&["x", "analyze", "--no-probe", "f.yaml"]));
+        assert_eq!(notes.len(), 1);
+        let (out, notes) = rewrite_deprecated(args(&["x", "analyze", "--", "--probe=false"]));
+        assert_eq!(out, args(&["x", "analyze", "--", "--probe=false"]));
+        assert!(notes.is_empty());
+    }
+
+    /// Every command's help, for the vocabulary checks below.
+    fn all_commands() -> Vec<clap::Command> {
+        fn walk(cmd: &clap::Command, out: &mut Vec<clap::Command>) {
+            out.push(cmd.clone());
+            // `help` mirrors the tree with argument-less entries: not commands of their own.
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                walk(sub, out);
+            }
+        }
+        let mut root = command();
+        root.build();
+        let mut out = Vec::new();
+        walk(&root, &mut out);
+        out
+    }
+
+    #[test]
+    fn examples_fit_100_columns() {
+        for cmd in all_commands() {
+            for text in [cmd.get_after_help(), cmd.get_after_long_help()]
+                .into_iter()
+                .flatten()
+            {
+                for line in text.to_string().lines() {
+                    assert!(
+                        line.chars().count() <= 100,
+                        "{}: {} columns: {line}",
+                        cmd.get_name(),
+                        line.chars().count()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn durations_are_shown_as_flags_take_them() {
         assert_eq!(show_duration(Duration::from_secs(90)), "1m30s");
         assert_eq!(show_duration(Duration::from_secs(120)), "2m");
@@ -397,6 +686,59 @@ mod tests {
         ] {
             let err = parse_duration(huge).unwrap_err();
             assert!(err.contains("too long"), "{huge}: {err}");
+        }
+    }
+
+    #[test]
+    fn one_vocabulary() {
+        const CLUSTER: &[&str] = &["analyze", "pod", "explain", "proxy-status", "version"];
+        for cmd in all_commands() {
+            let name = cmd.get_name().to_string();
+            if cmd.has_subcommands() {
+                continue;
+            }
+            let arg = |id: &str| cmd.get_arguments().find(|a| a.get_id() == id).cloned();
+            // Kubeconfig flags, under their heading, exactly on the commands that read a cluster.
+            let kube = arg("kubeconfig");
+            assert_eq!(kube.is_some(), CLUSTER.contains(&name.as_str()), "{name}");
+            if let Some(kube) = kube {
+                assert_eq!(
+                    kube.get_help_heading(),
+                    Some("Kubeconfig options"),
+                    "{name}"
+                );
+            }
+            // -o text|json|yaml on every command that prints a result.
+            if name != "completion" && name != "help" {
+                let output = arg("output").unwrap_or_else(|| panic!("{name}: no -o"));
+                let values: Vec<String> = output
+                    .get_possible_values()
+                    .iter()
+                    .map(|v| v.get_name().to_string())
+                    .collect();
+                for v in ["text", "json", "yaml"] {
+                    assert!(values.contains(&v.to_string()), "{name}: {values:?}");
+                }
+                assert_eq!(output.get_help_heading(), Some("Output options"), "{name}");
+            }
+            // --failure-threshold: Warning by default, values listed.
+            if let Some(threshold) = arg("failure_threshold") {
+                assert_eq!(
+                    threshold.get_default_values(),
+                    ["Warning"],
+                    "{name}: the default failure threshold"
+                );
+                assert_eq!(threshold.get_possible_values().len(), 3, "{name}");
+            }
+            // --probe / --no-probe together.
+            assert_eq!(arg("probe").is_some(), arg("no_probe").is_some(), "{name}");
+            // -v is the log flag everywhere (global), never a command's own.
+            assert!(
+                cmd.get_arguments()
+                    .filter(|a| a.get_short() == Some('v'))
+                    .all(|a| a.get_id() == "verbose"),
+                "{name}"
+            );
         }
     }
 

@@ -2,14 +2,41 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use mesh_doctor::cli::{Cli, Command};
+use mesh_doctor::cli::{self, Command, GlobalArgs};
 use mesh_doctor::render::style::{Stream, Styles};
 use mesh_doctor::{commands, exit};
 
 fn main() -> ExitCode {
-    mesh_doctor::cli::mark_start();
-    let cli = match Cli::try_parse() {
+    cli::mark_start();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Not commands for people (so not in --help or the completion scripts): kubectl's plugin
+    // completion protocol, and the man pages for the release archive.
+    match argv.get(1).and_then(|a| a.to_str()) {
+        Some("__complete") => {
+            let words = argv[2..]
+                .iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect();
+            return run_plain(commands::completion::complete(words));
+        }
+        Some("__man") => {
+            let Some(dir) = argv.get(2) else {
+                eprintln!("usage: kubectl-mesh_doctor __man DIR");
+                return ExitCode::from(exit::USAGE);
+            };
+            let result = commands::completion::man(std::path::Path::new(dir));
+            return match result {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            };
+        }
+        _ => {}
+    }
+    let (args, deprecations) = cli::rewrite_deprecated(argv);
+    let cli = match cli::parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -21,12 +48,23 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // proxy-status takes -v for its per-type columns (as istioctl's -v); -vv logs.
-    let log_verbosity = match cli.command {
-        Command::ProxyStatus(_) => cli.global.verbose.saturating_sub(1),
-        _ => cli.global.verbose,
-    };
-    init_logging(log_verbosity);
+    let global = GlobalArgs::new(&cli.common, &cli.kube, cli.command.kube_args());
+    let err_styles = Styles::new(global.color.enabled(Stream::Stderr));
+    for note in &deprecations {
+        eprintln!(
+            "{} {note}",
+            err_styles.paint(err_styles.warning, "deprecated:")
+        );
+    }
+    if let Command::ProxyStatus(args) = &cli.command
+        && global.verbose > 0
+        && !args.types
+    {
+        eprintln!(
+            "note: -v logs to stderr in proxy-status as in every command; the per-type columns are --types"
+        );
+    }
+    init_logging(global.verbose, global.color.enabled(Stream::Stderr));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -37,10 +75,11 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::UNEXPECTED);
         }
     };
-    let global = cli.global.clone();
-    let deadline = global.deadline();
+    // The overall deadline (--timeout), for the commands that read a cluster. Reads stop at it
+    // on their own with the kind they were reading; this bound (a second later) covers the rest.
+    let deadline = cli.command.kube_args().and(global.deadline());
     let timeout = global.timeout;
-    let result = runtime.block_on(async move {
+    let result = runtime.block_on(async {
         let command = async {
             match cli.command {
                 Command::Analyze(args) => commands::analyze::run(args, &global).await,
@@ -49,10 +88,9 @@ fn main() -> ExitCode {
                 Command::Pod(args) => commands::pod::run(args, &global).await,
                 Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
                 Command::Version(args) => commands::version::run(args, &global).await,
+                Command::Completion(args) => commands::completion::run(args),
             }
         };
-        // The overall deadline (--timeout). Reads stop at it on their own with the kind they were
-        // reading; this bound (a second later) covers everything else.
         match deadline {
             None => command.await,
             Some(at) => {
@@ -60,7 +98,7 @@ fn main() -> ExitCode {
                 match tokio::time::timeout_at(at, command).await {
                     Ok(result) => result,
                     Err(_) => Err(mesh_doctor::error::Error::Deadline {
-                        after: mesh_doctor::cli::show_duration(timeout),
+                        after: cli::show_duration(timeout),
                         doing: "stopped waiting for the cluster".into(),
                     }),
                 }
@@ -72,14 +110,14 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            let styles = Styles::new(cli.global.color.enabled(Stream::Stderr));
-            eprintln!("{} {e}", styles.paint(styles.error, "error:"));
+            eprintln!("{} {e}", err_styles.paint(err_styles.error, "error:"));
             ExitCode::from(e.exit_code())
         }
     }
 }
 
-fn init_logging(verbose: u8) {
+/// Logs go to stderr, colored only when stderr takes colors (`--color`, NO_COLOR, a terminal).
+fn init_logging(verbose: u8, colored: bool) {
     let level = match verbose {
         0 => "warn",
         1 => "info",
@@ -94,6 +132,23 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colored)
         .with_target(false)
         .init();
+}
+
+/// Runs a future on a small runtime; errors are silent (completion must never print noise).
+fn run_plain(
+    future: impl std::future::Future<Output = mesh_doctor::error::Result<u8>>,
+) -> ExitCode {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => match rt.block_on(future) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => ExitCode::from(e.exit_code()),
+        },
+        Err(_) => ExitCode::from(exit::UNEXPECTED),
+    }
 }

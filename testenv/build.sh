@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Build (or reuse) the binaries of the mesh-doctor test environment.
 #
-# Usage: testenv/build.sh [--kcm] [--istio] [--no-kubectl] [--only NAME[,NAME...]]
-#   NAME: etcd kwok kube-apiserver kubectl kube-controller-manager envoy pilot-discovery istioctl
+# Usage: testenv/build.sh [--kcm] [--istio] [--krew] [--no-kubectl] [--only NAME[,NAME...]]
+#   NAME: etcd kwok kube-apiserver kubectl kube-controller-manager envoy pilot-discovery istioctl krew
 #   --kcm also builds kube-controller-manager (for TESTENV_KCM=1 up.sh);
-#   --istio also builds pilot-discovery and istioctl.
+#   --istio also builds pilot-discovery and istioctl; --krew builds krew (for the release test).
 #
 # Binaries land in ${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}/bin/<name>-<version>.
 # An existing binary is never rebuilt: delete it to force a rebuild. GOMODCACHE
@@ -16,12 +16,14 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
 want_istio=0
 want_kcm=0
+want_krew=0
 want_kubectl=1
 only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --istio) want_istio=1 ;;
     --kcm) want_kcm=1 ;;
+    --krew) want_krew=1 ;;
     --no-kubectl) want_kubectl=0 ;;
     --only) only="$2"; shift ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
@@ -36,6 +38,7 @@ selected() { # $1 = name
     kubectl) [[ $want_kubectl == 1 ]] ;;
     pilot-discovery|istioctl) [[ $want_istio == 1 ]] ;;
     kube-controller-manager) [[ $want_kcm == 1 ]] ;;
+    krew) [[ $want_krew == 1 ]] ;;
     *) return 0 ;;
   esac
 }
@@ -126,6 +129,12 @@ if selected istioctl; then
   check_pin istio istio.io/istio "$ISTIO_PSEUDO_VERSION"
   go_build istioctl "$ISTIOCTL_BIN" istio istio.io/istio/istioctl/cmd/istioctl \
     "-X istio.io/istio/pkg/version.buildVersion=$ISTIO_VERSION -X istio.io/istio/pkg/version.buildStatus=Clean"
+fi
+
+if selected krew; then
+  check_pin krew sigs.k8s.io/krew "$KREW_VERSION"
+  go_build krew "$KREW_BIN" krew sigs.k8s.io/krew/cmd/krew \
+    "-X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION"
 fi
 
 testenv_log "done in $((SECONDS - total_start))s; binaries in $TESTENV_BIN"

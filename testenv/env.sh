@@ -14,6 +14,8 @@ ENVOY_VERSION="1.40.0"
 # eed52ebb66ad (2026-08-27) is master with VERSION file 1.31, i.e. 1.31-dev.
 ISTIO_VERSION="1.31.0-dev-eed52ebb"
 ISTIO_PSEUDO_VERSION="v0.0.0-20260827124520-eed52ebb66ad"
+# krew, the kubectl plugin manager, for the release test (scripts/release-test.sh).
+KREW_VERSION="v0.4.3"
 
 MESH_DOCTOR_CACHE="${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}"
 TESTENV_BIN="$MESH_DOCTOR_CACHE/bin"
@@ -28,6 +30,7 @@ ENVOY_VENV="$MESH_DOCTOR_CACHE/envoy-venv-$ENVOY_VERSION"
 ENVOY_BIN="$TESTENV_BIN/envoy-$ENVOY_VERSION"
 PILOT_DISCOVERY_BIN="$TESTENV_BIN/pilot-discovery-$ISTIO_VERSION"
 ISTIOCTL_BIN="$TESTENV_BIN/istioctl-$ISTIO_VERSION"
+KREW_BIN="$TESTENV_BIN/krew-$KREW_VERSION"
 
 testenv_log() { printf '[testenv] %s\n' "$*" >&2; }
 testenv_die() { printf '[testenv] ERROR: %s\n' "$*" >&2; exit 1; }

@@ -69,7 +69,10 @@ fn json_output_has_istioctl_fields_and_still_exits_79() {
             "reference"
         ]
     );
-    assert!(stdout.starts_with("[\n\t{"), "tab-indented like istioctl");
+    assert!(
+        stdout.starts_with("[\n  {"),
+        "two-space indented, as every command (docs/cli.md)"
+    );
 }
 
 #[test]
@@ -147,7 +150,7 @@ fn stdin_and_directories() {
     assert_eq!(out.status.code(), Some(79));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
-        stdout.contains("(Pod default/noninjectedpod stdin:72)"),
+        stdout.contains("(Pod default/noninjectedpod <stdin>:72)"),
         "{stdout}"
     );
 
@@ -182,7 +185,11 @@ fn thresholds() {
     assert!(stderr.contains("at or above Info"));
     let (_, stderr, code) = run(&["analyze", "-f", INJECTION, "--failure-threshold", "fatal"]);
     assert_eq!(code, 64);
-    assert!(stderr.contains("invalid level"), "{stderr}");
+    assert!(
+        stderr.contains("invalid value 'fatal'")
+            && stderr.contains("[possible values: Info, Warning, Error]"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -246,9 +253,10 @@ fn codes_lists_every_code() {
 fn sidecar_runtime_checks_are_listed_documented_and_can_be_turned_off() {
     let (stdout, _, code) = run(&["analyze", "--help"]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("--probe[=<BOOL>]"), "{stdout}");
+    assert!(stdout.contains("--probe\n"), "{stdout}");
+    assert!(stdout.contains("--no-probe\n"), "{stdout}");
     assert!(stdout.contains("--probe-timeout <DURATION>"), "{stdout}");
-    assert!(stdout.contains("--probe=false turns this off"), "{stdout}");
+    assert!(stdout.contains("--no-probe turns this off"), "{stdout}");
     let (stdout, _, code) = run(&["analyze", "--list-analyzers"]);
     assert_eq!(code, 0);
     assert!(
@@ -262,9 +270,20 @@ fn sidecar_runtime_checks_are_listed_documented_and_can_be_turned_off() {
         INJECTION,
         "--analyzer",
         "sidecar-runtime",
-        "--probe=false",
+        "--no-probe",
     ]);
     assert_eq!(code, 0);
+    // The old spellings still work for one release, each with a deprecation line.
+    for old in [&["--probe=false"][..], &["--probe", "false"]] {
+        let mut args = vec!["analyze", "-f", INJECTION, "--analyzer", "sidecar-runtime"];
+        args.extend_from_slice(old);
+        let (_, stderr, code) = run(&args);
+        assert_eq!(code, 0, "{old:?}: {stderr}");
+        assert!(
+            stderr.contains("deprecated:") && stderr.contains("use --no-probe"),
+            "{old:?}: {stderr}"
+        );
+    }
     let (_, stderr, code) = run(&["analyze", "-f", INJECTION, "--probe=maybe"]);
     assert_eq!(code, 64, "{stderr}");
 }

@@ -57,12 +57,14 @@ fn run_in(dir: Option<&Path>, args: &[&str], stdin: Option<&str>) -> Run {
 
 /// `bootstrap validate FILE --no-envoy -o json`: the exit code and the codes found.
 fn static_json(file: &Path) -> (i32, Value) {
+    static_json_with(file, &[])
+}
+
+fn static_json_with(file: &Path, extra: &[&str]) -> (i32, Value) {
     let path = file.to_str().unwrap();
-    let run = run_in(
-        None,
-        &["bootstrap", "validate", path, "--no-envoy", "-o", "json"],
-        None,
-    );
+    let mut args = vec!["bootstrap", "validate", path, "--no-envoy", "-o", "json"];
+    args.extend_from_slice(extra);
+    let run = run_in(None, &args, None);
     let value: Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("{path}: not JSON ({e}): {}{}", run.stdout, run.stderr));
     (run.code, value)
@@ -151,7 +153,12 @@ fn a_and_c_pass() {
 #[test]
 fn istio_goldens_pass() {
     for name in ISTIO_GOLDENS {
-        let (code, report) = static_json(&Path::new(ISTIO_CASES).join(name));
+        // The failure threshold is Warning, as in every command (docs/cli.md): the MD0310
+        // warning below fails the default run, and passes with --failure-threshold Error.
+        let file = Path::new(ISTIO_CASES).join(name);
+        let (code, _) = static_json(&file);
+        assert_eq!(code, 79, "{name}");
+        let (code, report) = static_json_with(&file, &["--failure-threshold", "Error"]);
         assert_eq!(code, 0, "{name}: {report:#}");
         assert_eq!(report["passed"], true);
         // Istio's golden test uses the placeholder node ID "sidecar~1.2.3.4~foo~bar": accepted by
@@ -573,7 +580,7 @@ fn every_generated_variant_fails_with_its_finding() {
         let level = report["findings"][0]["level"].as_str().unwrap();
         assert_eq!(
             code,
-            if level == "Error" { 79 } else { 0 },
+            if level == "Info" { 0 } else { 79 },
             "{}",
             variant.name
         );

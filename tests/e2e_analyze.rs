@@ -286,6 +286,15 @@ fn shipped_rbac_role_is_enough_and_forbidden_kinds_degrade() {
         run.stderr
     );
     assert!(run.stderr.contains("skipped port-names"), "{}", run.stderr);
+    // Each denial is said once (the list that failed), not again by every check it skips.
+    assert_eq!(
+        run.stderr
+            .matches("cannot list resource \"services\"")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
     let got = s.mine(&run.stdout);
     assert!(
         got.contains(&(

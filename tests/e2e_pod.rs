@@ -772,7 +772,7 @@ fn analyze_adds_runtime_findings_for_flagged_injected_pods() {
     .collect();
     assert_eq!(got, want, "{}", run.stdout);
 
-    // The log format, and --probe=false turns the runtime findings off.
+    // The log format, and --no-probe turns the runtime findings off.
     let run = mesh_doctor_within(&env, &["analyze", "-n", &ns], LIMIT);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     assert!(
@@ -787,6 +787,6 @@ fn analyze_adds_runtime_findings_for_flagged_injected_pods() {
         "{}",
         run.stdout
     );
-    let run = mesh_doctor_within(&env, &["analyze", "-n", &ns, "--probe=false"], LIMIT);
+    let run = mesh_doctor_within(&env, &["analyze", "-n", &ns, "--no-probe"], LIMIT);
     assert!(!run.stdout.contains("MD01"), "{}", run.stdout);
 }

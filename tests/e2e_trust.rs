@@ -129,7 +129,7 @@ fn analyze_defaults_to_the_context_namespace() {
         .unwrap();
     assert!(set.status.success());
 
-    let run = mesh_doctor_with(&kubeconfig, &["analyze", "--probe=false"]);
+    let run = mesh_doctor_with(&kubeconfig, &["analyze", "--no-probe"]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout
@@ -184,11 +184,11 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
          - {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list]}\n",
     );
     // With the permission: IST0103, exit 79.
-    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--probe=false"]);
+    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe"]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
 
     for scope in [vec!["-n", ns.as_str()], vec!["-A"]] {
-        let mut args = vec!["analyze", "--probe=false", "--as", &user];
+        let mut args = vec!["analyze", "--no-probe", "--as", &user];
         args.extend(&scope);
         let run = env.mesh_doctor(&args);
         if scope[0] == "-A" && run.code == 79 {
@@ -198,7 +198,15 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
         }
         assert_eq!(run.code, 69, "{scope:?}: {}\n{}", run.stdout, run.stderr);
         assert!(
-            run.stderr.contains("skipped injection: cannot list pods"),
+            run.stderr
+                .contains("skipped injection: it needs pods, which could not be listed"),
+            "{}",
+            run.stderr
+        );
+        // The denial itself is said once.
+        assert_eq!(
+            run.stderr.matches("cannot list resource \"pods\"").count(),
+            1,
             "{}",
             run.stderr
         );
@@ -219,7 +227,7 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
         "analyze",
         "-n",
         &ns,
-        "--probe=false",
+        "--no-probe",
         "--as",
         &user,
         "-o",
@@ -229,19 +237,22 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     let items: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
     let skipped: Vec<&Value> = items.iter().filter(|i| i["level"] == "Skipped").collect();
     assert!(
-        skipped.iter().any(|s| s["check"] == "injection"
-            && s["message"].as_str().unwrap().contains("cannot list pods")),
+        skipped
+            .iter()
+            .any(|s| s["check"] == "injection"
+                && s["message"].as_str().unwrap().contains("needs pods")),
         "{items:?}"
     );
     assert!(
-        skipped.iter().any(|s| s["check"] == "list pods"),
+        skipped.iter().any(|s| s["check"] == "list pods"
+            && s["message"].as_str().unwrap().contains("is forbidden")),
         "{items:?}"
     );
     let run = env.mesh_doctor(&[
         "analyze",
         "-n",
         &ns,
-        "--probe=false",
+        "--no-probe",
         "--as",
         &user,
         "-o",
@@ -258,7 +269,7 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
             .any(|n| n["message"]["text"]
                 .as_str()
                 .unwrap()
-                .contains("cannot list pods")),
+                .contains("skipped list pods: pods is forbidden")),
         "{invocation}"
     );
 }

@@ -83,7 +83,7 @@ fn unconnected_sidecars_fail_the_run() {
 
 #[test]
 fn stale_and_rejected_types() {
-    let run = offline("stale.json", &["--fail-on", "stale", "-v"]);
+    let run = offline("stale.json", &["--fail-on", "stale", "--types"]);
     assert_eq!(run.code, 79);
     let lines: Vec<&str> = run.stdout.lines().collect();
     let web2 = row(&lines, "web-2.shop");

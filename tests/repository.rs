@@ -102,6 +102,26 @@ fn krew_manifest_is_valid() {
         std::path::Path::new("LICENSE").exists(),
         "krew requires a LICENSE file in the archive"
     );
+    // Exactly the platforms a release provides: scripts/release-archive.sh builds Linux x86_64.
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [("linux", "amd64")],
+        "the manifest lists only what scripts/release-archive.sh builds"
+    );
+    let script = std::fs::read_to_string("scripts/release-archive.sh").unwrap();
+    assert!(script.contains(r#"name="kubectl-mesh-doctor-$version-x86_64-linux-static""#));
+    let uri = doc["spec"]["platforms"][0]["uri"].as_str().unwrap();
+    assert!(
+        uri.ends_with(&format!(
+            "/kubectl-mesh-doctor-{version}-x86_64-linux-static.tar.gz"
+        )),
+        "{uri}"
+    );
+    // The description is for users: nothing about how a release is made.
+    let description = doc["spec"]["description"].as_str().unwrap();
+    for internal in ["sha256", "release job", "scripts/"] {
+        assert!(!description.contains(internal), "{internal}: {description}");
+    }
 }
 
 #[test]

@@ -95,14 +95,15 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
         if !only.is_empty() && !only.iter().any(|n| n == analyzer.name) {
             continue;
         }
-        if let Some((kind, reason)) = analyzer
+        if let Some(kind) = analyzer
             .needs
             .iter()
-            .find_map(|k| snapshot.unavailable.get_key_value(k))
+            .find(|k| snapshot.unavailable.contains_key(**k))
         {
+            // The denial itself is said once, where the list failed (`warning: cannot list`).
             report.skipped.push(report::Skipped {
                 check: analyzer.name.to_string(),
-                reason: format!("cannot list {kind}: {reason}"),
+                reason: format!("it needs {kind}, which could not be listed"),
             });
             continue;
         }

@@ -14,7 +14,7 @@ use crate::snapshot::{Located, Object, Snapshot};
 
 /// The name `--analyzer` and `--list-analyzers` know the runtime checks by.
 pub const NAME: &str = "sidecar-runtime";
-pub const DESCRIPTION: &str = "Sidecars of injected pods that are not ready, restarting or waiting, probed like `pod NAME` (live clusters only; off with --probe=false)";
+pub const DESCRIPTION: &str = "Sidecars of injected pods that are not ready, restarting or waiting, probed like `pod NAME` (live clusters only; off with --no-probe)";
 /// The codes it can add (the sidecar runtime family).
 pub const CODES: &[&str] = &[
     "MD0101", "MD0102", "MD0104", "MD0105", "MD0106", "MD0107", "MD0108", "MD0109",

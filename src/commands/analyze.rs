@@ -56,7 +56,7 @@ On a live cluster, the sidecars of injected pods that the pod list already flags
 not ready, restarting, or waiting) are probed as `pod NAME` probes them (port-forward to the
 admin port and 15021, the istio-proxy logs), 16 at a time, and their runtime findings are
 added: MD0101 bootstrap crash, MD0102 waiting for istiod, MD0104-MD0107. A progress line is
-shown on a terminal. --probe=false turns this off (no port-forward, no log reads).
+shown on a terminal. --no-probe turns this off (no port-forward, no log reads).
 
 ",
     crate::exit_codes_help!()
@@ -86,16 +86,16 @@ pub struct AnalyzeArgs {
     #[arg(short = 'k', long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     pub use_kube: Option<bool>,
 
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = Format::Log)]
+    /// Output format (log is istioctl's name for text)
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Text, help_heading = "Output options")]
     pub output: Format,
 
     /// The lowest level that makes the command exit 79
-    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Warning")]
+    #[arg(long, value_name = "LEVEL", value_parser = crate::cli::level_parser(), default_value = "Warning")]
     pub failure_threshold: Level,
 
     /// The lowest level that is printed
-    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Info")]
+    #[arg(long, value_name = "LEVEL", value_parser = crate::cli::level_parser(), default_value = "Info", help_heading = "Output options")]
     pub output_threshold: Level,
 
     /// Suppress a code on matching resources: CODE=KIND NS/NAME, `*` as a wildcard; repeatable
@@ -114,10 +114,13 @@ pub struct AnalyzeArgs {
     #[arg(long, alias = "meshConfigFile", value_name = "PATH")]
     pub mesh_config: Option<PathBuf>,
 
-    /// Probe the sidecars of flagged injected pods on a live cluster (--probe=false: API only)
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_value_t = true, default_missing_value = "true", action = clap::ArgAction::Set)]
+    /// Probe the sidecars of flagged injected pods on a live cluster (the default)
+    #[arg(long, overrides_with = "no_probe")]
     pub probe: bool,
+
+    /// Do not probe any sidecar (no port-forward, no log reads): the API objects only
+    #[arg(long, overrides_with = "probe")]
+    pub no_probe: bool,
 
     /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
@@ -132,10 +135,9 @@ pub struct AnalyzeArgs {
     /// (RBAC, errors, timeouts) and nothing reaches the failure threshold
     #[arg(long)]
     pub allow_incomplete: bool,
-}
 
-fn parse_level(text: &str) -> Result<Level, String> {
-    Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
+    #[command(flatten)]
+    pub kube: crate::cli::KubeArgs,
 }
 
 /// What was analysed, for the messages that name it.
@@ -235,7 +237,17 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     let mut live_namespace = None;
     if use_kube {
         (snapshot, live_namespace) =
-            crate::source::live::snapshot_for_analyze(global, args.all_namespaces).await?;
+            crate::source::live::snapshot_for_analyze(global, args.all_namespaces)
+                .await
+                .map_err(|e| match e {
+                    Error::Usage(message) if paths.is_empty() => Error::Usage(format!(
+                        "{message}; or analyse manifest files only with -f FILE"
+                    )),
+                    Error::Usage(message) => Error::Usage(format!(
+                        "{message}; or analyse the files alone with --use-kube=false"
+                    )),
+                    other => other,
+                })?;
     }
     // The one namespace default (-n, else the context's, else `default`), for every use below.
     let namespace =
@@ -272,7 +284,7 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
     let mut report: Report = analysis::run(&snapshot, &args.analyzer);
     let runtime_wanted =
         args.analyzer.is_empty() || args.analyzer.iter().any(|a| a == analysis::runtime::NAME);
-    if use_kube && args.probe && runtime_wanted {
+    if use_kube && !args.no_probe && runtime_wanted {
         let options = crate::probe::ProbeOptions::with_timeout(args.probe_timeout);
         let outcome = runtime::check(global, &snapshot, &options).await?;
         report.findings.extend(outcome.findings);
@@ -307,7 +319,7 @@ pub async fn run(args: AnalyzeArgs, global: &GlobalArgs) -> Result<u8> {
         skipped: &skipped,
         not_analysed: &not_analysed,
     };
-    if !visible.is_empty() || args.output != Format::Log {
+    if !visible.is_empty() || !matches!(args.output, Format::Text | Format::Log) {
         write_stdout(&findings::render(
             &visible,
             args.output,

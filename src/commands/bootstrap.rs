@@ -25,7 +25,7 @@ use crate::commands::analyze::write_stdout;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::mesh::bootstrap::{self, Format, Problem};
-use crate::render::findings::{finding_value, pretty_tabs};
+use crate::render::findings::{finding_value, pretty_json};
 use crate::render::style::{Stream, Styles};
 
 /// The environment variable naming the Envoy binary when `--envoy` is not given.
@@ -60,10 +60,10 @@ Examples:
   kubectl mesh-doctor bootstrap validate envoy-rev.json
 
   # a custom bootstrap from stdin, with a specific Envoy, as JSON for CI
-  cat custom-bootstrap.yaml | kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json
+  kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json < custom.yaml
 
 Exit codes:
-  0   no finding at or above the failure threshold (default: Error)
+  0   no finding at or above the failure threshold (default: Warning, as in every command)
   79  findings at or above the failure threshold (with every -o format)
   64  usage error (also: the Envoy given with --envoy cannot be run)
   65  the file cannot be read at all (missing, unreadable, not UTF-8 text)
@@ -111,11 +111,11 @@ pub struct ValidateArgs {
     pub max_input_size: u64,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
     pub output: OutputFormat,
 
     /// The lowest level that makes the command exit 79
-    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Error")]
+    #[arg(long, value_name = "LEVEL", value_parser = crate::cli::level_parser(), default_value = "Warning")]
     pub failure_threshold: Level,
 }
 
@@ -126,10 +126,8 @@ pub enum OutputFormat {
     Text,
     /// One JSON object: the file, the findings (with path and line) and Envoy's verdict
     Json,
-}
-
-fn parse_level(text: &str) -> Result<Level, String> {
-    Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
+    /// The same object as YAML
+    Yaml,
 }
 
 pub async fn run(args: BootstrapArgs, global: &GlobalArgs) -> Result<u8> {
@@ -261,14 +259,21 @@ fn validate(args: ValidateArgs, global: &GlobalArgs) -> Result<u8> {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render_text(&findings, verdict.as_ref(), &styles)
         }
-        OutputFormat::Json => render_json(
-            &shown,
-            format,
-            &findings,
-            verdict.as_ref(),
-            envoy_error.as_deref(),
-            failing == 0,
-        ),
+        OutputFormat::Json | OutputFormat::Yaml => {
+            let json = render_json(
+                &shown,
+                format,
+                &findings,
+                verdict.as_ref(),
+                envoy_error.as_deref(),
+                failing == 0,
+            );
+            if args.output == OutputFormat::Yaml {
+                crate::render::yaml::from_json_text(&json)
+            } else {
+                json
+            }
+        }
     };
     write_stdout(&out)?;
 
@@ -460,7 +465,7 @@ fn render_json(
         "format": match format { Format::Json => "json", Format::Yaml => "yaml" },
         "passed": passed,
     });
-    let mut text = pretty_tabs(&doc);
+    let mut text = pretty_json(&doc);
     text.push('\n');
     text
 }

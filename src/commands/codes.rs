@@ -12,19 +12,23 @@ use crate::exit;
 #[derive(Debug, Args)]
 pub struct CodesArgs {
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = CodesFormat::Table)]
+    #[arg(short = 'o', long, value_enum, default_value_t = CodesFormat::Text, help_heading = "Output options")]
     pub output: CodesFormat,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CodesFormat {
-    Table,
+    /// One row per code: CODE, NAME, LEVEL, DESCRIPTION
+    Text,
+    /// A JSON array: code, name, level, description, documentationUrl
     Json,
+    /// The same array as YAML
+    Yaml,
 }
 
 pub fn run(args: CodesArgs) -> Result<u8> {
     let text = match args.output {
-        CodesFormat::Json => {
+        CodesFormat::Json | CodesFormat::Yaml => {
             let items: Vec<_> = ALL
                 .iter()
                 .map(|m| {
@@ -37,12 +41,14 @@ pub fn run(args: CodesArgs) -> Result<u8> {
                     })
                 })
                 .collect();
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&items).unwrap_or_default()
-            )
+            let value = serde_json::Value::Array(items);
+            if args.output == CodesFormat::Yaml {
+                crate::render::yaml::to_string(&value)
+            } else {
+                format!("{}\n", crate::render::findings::pretty_json(&value))
+            }
         }
-        CodesFormat::Table => {
+        CodesFormat::Text => {
             let mut table = Table::new();
             table
                 .load_style(presets::NOTHING)
@@ -51,7 +57,13 @@ pub fn run(args: CodesArgs) -> Result<u8> {
             for m in ALL {
                 table.add_row([m.code, m.name, m.level.as_str(), m.description]);
             }
-            format!("{table}\n")
+            // Dynamic arrangement pads the last column to the table's width: trim each line.
+            let mut text = String::new();
+            for line in table.to_string().lines() {
+                text.push_str(line.trim_end());
+                text.push('\n');
+            }
+            text
         }
     };
     write_stdout(&text)?;

@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod bootstrap;
 pub mod codes;
+pub mod completion;
 pub mod pod;
 pub mod proxy_status;
 pub mod version;

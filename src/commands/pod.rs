@@ -69,6 +69,8 @@ pub enum PodFormat {
     Text,
     /// One JSON document with the verdict, findings, evidence, checks and raw probe results
     Json,
+    /// The same document as YAML
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -79,7 +81,7 @@ pub struct PodArgs {
     pub name: String,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = PodFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = PodFormat::Text, help_heading = "Output options")]
     pub output: PodFormat,
 
     /// Connect to the pod IP instead of port-forwarding through the API server (for running
@@ -92,21 +94,24 @@ pub struct PodArgs {
     pub probe_timeout: Duration,
 
     /// The lowest finding level that makes the command exit 79
-    #[arg(long, value_name = "LEVEL", value_parser = parse_level, default_value = "Warning")]
+    #[arg(long, value_name = "LEVEL", value_parser = crate::cli::level_parser(), default_value = "Warning")]
     pub failure_threshold: Level,
 
+    /// Contact the proxy: admin port, 15021 and its logs (the default)
+    #[arg(long, overrides_with = "no_probe")]
+    pub probe: bool,
+
     /// Do not contact the proxy (no port-forward, no logs): judge from the API objects only
-    #[arg(long)]
+    #[arg(long, overrides_with = "probe")]
     pub no_probe: bool,
 
     /// Accept a partial result: exit 0 rather than 69 when something around the pod could not
     /// be read (RBAC, errors, timeouts) and no finding reaches the failure threshold
     #[arg(long)]
     pub allow_incomplete: bool,
-}
 
-fn parse_level(text: &str) -> Result<Level, String> {
-    Level::parse(text).ok_or_else(|| format!("invalid level {text:?}: use Info, Warning or Error"))
+    #[command(flatten)]
+    pub kube: crate::cli::KubeArgs,
 }
 
 /// `NAME`, `pod/NAME` or `pods/NAME`.
@@ -249,6 +254,9 @@ pub async fn run(args: PodArgs, global: &GlobalArgs) -> Result<u8> {
     .await?;
     let text = match args.output {
         PodFormat::Json => render::json_text(&report.diagnosis, report.probe.as_ref()),
+        PodFormat::Yaml => {
+            crate::render::yaml::to_string(&render::json(&report.diagnosis, report.probe.as_ref()))
+        }
         PodFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render::text(&report.diagnosis, report.probe.as_ref(), &styles)

@@ -39,15 +39,18 @@ Columns:
   ISTIOD            the istiod pod the proxy is connected to; - when it is connected to none
   VERSION           the proxy's Istio version (for unconnected pods: the istio-proxy image tag);
                     [skew] one minor behind istiod (supported), [skew!] unsupported skew
-  SUBSCRIBED TYPES  the xDS types the proxy asked for (-v: one column per type instead)
+  SUBSCRIBED TYPES  the xDS types the proxy asked for (--types: one column per type instead)
   STATUS            SYNCED, NOT SENT, STALE, ERROR (a type rejected), CONNECTED (no type yet),
                     NOT CONNECTED (a sidecar pod no istiod knows), STARTING (a young pod),
                     UNKNOWN (an istiod could not be asked), NOT RUNNING (finished pods)
   ENVOY             with --probe: Envoy's own state (LIVE, PRE_INITIALIZING, ...)
   REASON            why: the pod status, the rejected type, the unacknowledged types
 
--v adds one column per xDS type (CDS, LDS, EDS, RDS, ECDS, ...) with the state and the time
-since istiod last sent it, e.g. SYNCED (2m5s); -vv also logs to stderr.
+--types adds one column per xDS type (CDS, LDS, EDS, RDS, ECDS, ...) with the state and the
+time since istiod last sent it, e.g. SYNCED (2m5s). -v logs to stderr, as in every command.
+
+--fail-on is not --failure-threshold: it matches proxy states (STALE, ERROR, ...), which have
+no Info/Warning/Error level.
 
 istiod is found by label (--istiod-selector, default app=istiod) in --istio-namespace and
 asked through a port-forward to port 15014 (needs `create` on pods/portforward in that
@@ -57,7 +60,7 @@ istioctl proxy-status -o json) without asking any istiod.
 
 Examples:
   kubectl mesh-doctor proxy-status
-  kubectl mesh-doctor proxy-status -n shop -v
+  kubectl mesh-doctor proxy-status -n shop --types
   kubectl mesh-doctor proxy-status web-7d4b9 -n shop --probe
   kubectl mesh-doctor proxy-status -o json --fail-on error,disconnected
   kubectl mesh-doctor proxy-status --istiod-url http://127.0.0.1:15014 --istiod-name istiod-1
@@ -76,7 +79,8 @@ Exit codes:
 pub enum Format {
     /// istioctl's columns plus STATUS (and ENVOY with --probe, REASON when there is one)
     #[default]
-    Table,
+    #[value(alias = "table")]
+    Text,
     /// The table with istiod's version, the proxy type, the pod status and whole reasons
     Wide,
     /// Every row, istiod and type as JSON
@@ -93,8 +97,12 @@ pub struct ProxyStatusArgs {
     pub proxy: Option<String>,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = Format::Table)]
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Text, help_heading = "Output options")]
     pub output: Format,
+
+    /// One column per xDS type (CDS, LDS, EDS, RDS, ...) instead of SUBSCRIBED TYPES
+    #[arg(long, help_heading = "Output options")]
+    pub types: bool,
 
     /// Every namespace (the default unless -n is given, as istioctl does)
     #[arg(short = 'A', long)]
@@ -105,8 +113,12 @@ pub struct ProxyStatusArgs {
     pub fail_on: Vec<FailOn>,
 
     /// Also ask each running proxy's Envoy for its state (/server_info on port 15000)
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_probe")]
     pub probe: bool,
+
+    /// Do not contact any proxy (the default)
+    #[arg(long, overrides_with = "probe")]
+    pub no_probe: bool,
 
     /// With --probe: connect to the pod IPs instead of port-forwarding (inside the cluster)
     #[arg(long, requires = "probe")]
@@ -161,6 +173,9 @@ pub struct ProxyStatusArgs {
         help_heading = "Offline"
     )]
     pub pods_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub kube: crate::cli::KubeArgs,
 }
 
 /// Where the rows come from.
@@ -255,7 +270,7 @@ pub async fn run(args: ProxyStatusArgs, global: &GlobalArgs) -> Result<u8> {
     }
 
     let colored = global.color.enabled(Stream::Stdout);
-    let verbose = global.verbose >= 1 || args.proxy.is_some();
+    let verbose = args.types || args.proxy.is_some();
     let text = match args.output {
         Format::Json => format!(
             "{}\n",
@@ -265,7 +280,7 @@ pub async fn run(args: ProxyStatusArgs, global: &GlobalArgs) -> Result<u8> {
         Format::Yaml => {
             crate::render::yaml::to_string(&render::json_value(&report, now, &args.fail_on))
         }
-        Format::Table | Format::Wide => {
+        Format::Text | Format::Wide => {
             let options = TableOptions {
                 verbose,
                 wide: args.output == Format::Wide,
@@ -346,12 +361,21 @@ fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// A file as messages name it: `-` is `<stdin>`, as in every command.
+fn shown(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
     let mut out = Vec::new();
     for (i, path) in args.syncz_files.iter().enumerate() {
         let text = read_text(path)?;
         let syncz = syncz::parse(&text).map_err(|e| Error::Parse {
-            location: path.display().to_string(),
+            location: shown(path),
             message: e.to_string(),
         })?;
         let identity = syncz.control_plane.clone();
@@ -360,16 +384,15 @@ fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
             .get(i)
             .cloned()
             .or_else(|| identity.as_ref().map(|c| c.id.clone()))
-            .unwrap_or_else(|| {
-                path.file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "stdin".to_string())
+            .unwrap_or_else(|| match path.file_stem() {
+                Some(stem) if path != Path::new("-") => stem.to_string_lossy().into_owned(),
+                _ => "<stdin>".to_string(),
             });
         out.push(IstiodAnswer {
             name,
             version: identity.and_then(|c| c.version),
             revision: None,
-            via: format!("file {}", path.display()),
+            via: format!("file {}", shown(path)),
             syncz: Ok(syncz),
         });
     }
@@ -379,7 +402,7 @@ fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
 fn read_pods_file(path: &Path) -> Result<Vec<Pod>> {
     let text = read_text(path)?;
     let parse_error = |message: String| Error::Parse {
-        location: path.display().to_string(),
+        location: shown(path),
         message,
     };
     #[derive(serde::Deserialize)]

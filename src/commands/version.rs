@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::exit;
 use crate::mesh::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::mesh::{istiod, sidecar};
-use crate::render::findings::pretty_tabs;
+use crate::render::findings::pretty_json;
 use crate::snapshot::Object;
 use crate::source::live::{self, Cluster, ISTIO_NAMESPACE, ListError};
 
@@ -46,9 +46,13 @@ Exit codes:
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum VersionFormat {
+    /// `client version: ...`, then one table per cluster
     #[default]
     Text,
+    /// One JSON document: the client, and per cluster its control and data plane
     Json,
+    /// The same document as YAML
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -59,8 +63,11 @@ pub struct VersionArgs {
     pub client: bool,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = VersionFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = VersionFormat::Text, help_heading = "Output options")]
     pub output: VersionFormat,
+
+    #[command(flatten)]
+    pub kube: crate::cli::KubeArgs,
 }
 
 /// One istiod Deployment.
@@ -386,7 +393,7 @@ pub fn render_json(clusters: Option<&[ClusterVersions]>) -> String {
             .collect();
         doc["clusters"] = Value::Array(items);
     }
-    let mut text = pretty_tabs(&doc);
+    let mut text = pretty_json(&doc);
     text.push('\n');
     text
 }
@@ -486,6 +493,7 @@ pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
         let text = match args.output {
             VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
             VersionFormat::Json => render_json(None),
+            VersionFormat::Yaml => crate::render::yaml::from_json_text(&render_json(None)),
         };
         write_stdout(&text)?;
         return Ok(exit::OK);
@@ -517,6 +525,7 @@ pub async fn run(args: VersionArgs, global: &GlobalArgs) -> Result<u8> {
     let text = match args.output {
         VersionFormat::Text => render_text(&clusters),
         VersionFormat::Json => render_json(Some(&clusters)),
+        VersionFormat::Yaml => crate::render::yaml::from_json_text(&render_json(Some(&clusters))),
     };
     write_stdout(&text)?;
     if let Some(e) = failure {

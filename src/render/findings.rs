@@ -13,8 +13,10 @@ use crate::render::style::Styles;
 /// The output formats of `analyze`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// istioctl's line format: `Warning [IST0103] (Pod ns/name file:line) message`
+    /// One line per finding: `Warning [IST0103] (Pod ns/name file:line) message`
     #[default]
+    Text,
+    /// The same lines, under istioctl's name for them
     Log,
     /// A JSON array with istioctl's field names
     Json,
@@ -74,9 +76,9 @@ pub fn render(
     coverage: &Coverage,
 ) -> String {
     match format {
-        Format::Log => log(findings, styles, show_cluster),
+        Format::Text | Format::Log => log(findings, styles, show_cluster),
         Format::Json => {
-            let mut text = pretty_tabs(&to_value(findings, show_cluster, coverage));
+            let mut text = pretty_json(&to_value(findings, show_cluster, coverage));
             text.push('\n');
             text
         }
@@ -141,16 +143,9 @@ fn to_value(findings: &[&Finding], show_cluster: bool, coverage: &Coverage) -> V
     Value::Array(items)
 }
 
-/// JSON indented with tabs.
-pub fn pretty_tabs(value: &Value) -> String {
-    use serde::Serialize;
-    let mut buf = Vec::new();
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"\t");
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
-    match value.serialize(&mut ser) {
-        Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
-        Err(_) => value.to_string(),
-    }
+/// JSON as every command prints it: indented with two spaces (docs/cli.md).
+pub fn pretty_json(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
 fn sarif_level(level: Level) -> &'static str {

@@ -107,6 +107,14 @@ fn needs_quotes(s: &str) -> bool {
     s.contains(": ") || s.contains(" #") || s.ends_with(':') || s.chars().any(|c| c.is_control())
 }
 
+/// The YAML form of a JSON document a command renders (`-o yaml` next to `-o json`).
+pub fn from_json_text(text: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => to_string(&value),
+        Err(_) => text.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

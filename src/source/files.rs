@@ -300,7 +300,7 @@ fn load_file(path: &Path, options: &FileOptions) -> FileResult {
 
 fn read_text(path: &Path, limit: u64) -> Result<(String, String)> {
     let name = if path.as_os_str() == "-" {
-        "stdin".to_string()
+        "<stdin>".to_string()
     } else {
         path.display().to_string()
     };

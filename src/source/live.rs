@@ -5,6 +5,7 @@
 //! are skipped and the rest still run. An unreachable server fails fast, within the request timeout.
 
 use std::fmt::Debug;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +60,54 @@ impl Debug for Cluster {
     }
 }
 
+/// The kubeconfig files kubectl would read: `--kubeconfig` alone; else every non-empty entry
+/// of $KUBECONFIG (`:`-separated); else ~/.kube/config.
+pub fn kubeconfig_paths(explicit: Option<&Path>) -> Vec<PathBuf> {
+    if let Some(path) = explicit {
+        return vec![path.to_path_buf()];
+    }
+    match std::env::var_os("KUBECONFIG") {
+        Some(value) if !value.is_empty() => std::env::split_paths(&value)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect(),
+        // $HOME only: no passwd look-up, which a static binary cannot do without glibc's NSS.
+        _ => std::env::var_os("HOME")
+            .map(|home| vec![PathBuf::from(home).join(".kube").join("config")])
+            .unwrap_or_default(),
+    }
+}
+
+/// Loads the kubeconfig as kubectl does: a `--kubeconfig` that cannot be read is an error; of
+/// $KUBECONFIG's files the missing ones are skipped and the rest merged in order (the first file
+/// to set a value or a map key wins). `Ok(None)`: no file exists.
+pub fn load_kubeconfig(explicit: Option<&Path>) -> Result<Option<Kubeconfig>> {
+    let paths = kubeconfig_paths(explicit);
+    let mut merged: Option<Kubeconfig> = None;
+    for path in &paths {
+        if explicit.is_none() && !path.exists() {
+            tracing::debug!(path = %path.display(), "kubeconfig file does not exist, skipped");
+            continue;
+        }
+        let config = Kubeconfig::read_from(path)
+            .map_err(|e| Error::Usage(format!("cannot read kubeconfig {}: {e}", path.display())))?;
+        merged = Some(match merged {
+            None => config,
+            Some(m) => m.merge(config).map_err(|e| {
+                Error::Usage(format!("cannot merge kubeconfig {}: {e}", path.display()))
+            })?,
+        });
+    }
+    Ok(merged)
+}
+
+/// The context names of the kubeconfig (for completion); empty when it cannot be read.
+pub fn kubeconfig_contexts(explicit: Option<&Path>) -> Vec<String> {
+    match load_kubeconfig(explicit) {
+        Ok(Some(k)) => k.contexts.into_iter().map(|c| c.name).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Builds a client from the kubeconfig (or the in-cluster service account) and kubectl's flags.
 pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Cluster> {
     let options = KubeConfigOptions {
@@ -66,28 +115,66 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
         cluster: global.cluster.clone(),
         user: global.user.clone(),
     };
-    let config = match &global.kubeconfig {
-        Some(path) => {
-            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| {
-                Error::Usage(format!("cannot read kubeconfig {}: {e}", path.display()))
-            })?;
-            Config::from_custom_kubeconfig(kubeconfig, &options).await
+    let loaded = load_kubeconfig(global.kubeconfig.as_deref())?;
+    let config = match loaded {
+        Some(kubeconfig) => {
+            let names: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|e| kubeconfig_error(&e.to_string(), context, &names))?
         }
-        None => match Config::from_kubeconfig(&options).await {
-            Ok(config) => Ok(config),
-            Err(kubeconfig_error)
-                if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() && context.is_none() =>
-            {
-                Config::incluster().map_err(|_| kubeconfig_error)
-            }
-            Err(e) => Err(e),
-        },
+        None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() && context.is_none() => {
+            Config::incluster().map_err(|e| {
+                Error::Usage(format!(
+                    "no kubeconfig file exists and the in-cluster configuration failed: {e}"
+                ))
+            })?
+        }
+        None => {
+            let paths: Vec<String> = kubeconfig_paths(None)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            return Err(Error::Usage(format!(
+                "no kubeconfig: none of {} exists. Set KUBECONFIG or pass --kubeconfig",
+                if paths.is_empty() {
+                    "$KUBECONFIG, ~/.kube/config".to_string()
+                } else {
+                    paths.join(", ")
+                }
+            )));
+        }
     };
-    let mut config = config.map_err(|e| {
-        Error::Usage(format!(
-            "no usable kubeconfig: {e}. Set KUBECONFIG, pass --kubeconfig, or use -f FILE --use-kube=false to analyse files only"
-        ))
-    })?;
+    let mut config = config;
+    let server_display = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_string();
+    let server_host = config.cluster_url.host().map(str::to_string);
+    if let Some(host) = server_host
+        && host
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_err()
+    {
+        // Resolved here (/etc/hosts, then DNS from /etc/resolv.conf), not by getaddrinfo: the
+        // static release binary has no glibc NSS. TLS still verifies the host name.
+        let ip = crate::source::dns::resolve(&host)
+            .await
+            .map_err(|message| Error::Unreachable {
+                server: config
+                    .cluster_url
+                    .to_string()
+                    .trim_end_matches('/')
+                    .to_string(),
+                message,
+            })?;
+        if config.tls_server_name.is_none() {
+            config.tls_server_name = Some(host.clone());
+        }
+        config.cluster_url = crate::source::dns::with_host(&config.cluster_url, ip);
+    }
     let timeout = if global.request_timeout.is_zero() {
         DEFAULT_TIMEOUT
     } else {
@@ -114,11 +201,7 @@ pub async fn connect(global: &GlobalArgs, context: Option<&str>) -> Result<Clust
     if !global.as_group.is_empty() {
         config.auth_info.impersonate_groups = Some(global.as_group.clone());
     }
-    let server = config
-        .cluster_url
-        .to_string()
-        .trim_end_matches('/')
-        .to_string();
+    let server = server_display;
     let default_namespace = config.default_namespace.clone();
     let name = context
         .map(str::to_string)
@@ -156,10 +239,9 @@ pub fn scope_namespace(global: &GlobalArgs, cluster: Option<&Cluster>) -> String
 
 /// The namespace of the kubeconfig context (`--context`, else the current one), without connecting.
 fn context_namespace(global: &GlobalArgs) -> Option<String> {
-    let kubeconfig = match &global.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).ok()?,
-        None => Kubeconfig::read().ok()?,
-    };
+    let kubeconfig = load_kubeconfig(global.kubeconfig.as_deref())
+        .ok()
+        .flatten()?;
     let name = global
         .context
         .first()
@@ -175,11 +257,31 @@ fn context_namespace(global: &GlobalArgs) -> Option<String> {
 }
 
 fn current_context(global: &GlobalArgs) -> Option<String> {
-    let kubeconfig = match &global.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).ok()?,
-        None => Kubeconfig::read().ok()?,
+    load_kubeconfig(global.kubeconfig.as_deref())
+        .ok()
+        .flatten()?
+        .current_context
+}
+
+/// A kubeconfig that does not give a usable configuration: what is wrong, and what to do about
+/// it that fits every command (the contexts that exist, the flags that choose them).
+fn kubeconfig_error(message: &str, context: Option<&str>, names: &[String]) -> Error {
+    let listed = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
     };
-    kubeconfig.current_context
+    match context {
+        Some(wanted) if !names.iter().any(|n| n == wanted) => Error::Usage(format!(
+            "context {wanted:?} is not in the kubeconfig (its contexts: {listed}); check --context, or pass --kubeconfig"
+        )),
+        _ if names.is_empty() => Error::Usage(format!(
+            "no usable kubeconfig: {message}; it has no context: pass --kubeconfig or set KUBECONFIG"
+        )),
+        _ => Error::Usage(format!(
+            "no usable kubeconfig: {message}; choose a context with --context NAME (its contexts: {listed}), or pass --kubeconfig"
+        )),
+    }
 }
 
 /// Why a list failed.
@@ -694,9 +796,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             reasons.join("; ")
         )));
     }
-    for (kind, reason) in &snapshot.unavailable {
-        tracing::warn!(cluster = %cluster.name, kind, reason, "cannot list");
-    }
+    // What could not be listed is said once, by the caller (`warning: cannot list ...`).
     Ok(snapshot)
 }
 
@@ -720,7 +820,12 @@ pub async fn snapshot_for_analyze(
         if first_namespace.is_none() {
             first_namespace.clone_from(&namespace);
         }
-        tracing::info!(cluster = %cluster.name, server = %cluster.server, namespace = ?namespace, "reading cluster");
+        tracing::info!(
+            cluster = %cluster.name,
+            server = %cluster.server,
+            namespace = %namespace.as_deref().unwrap_or("(all)"),
+            "reading cluster"
+        );
         let snapshot = snapshot(&cluster, namespace.as_deref(), multi).await?;
         for (kind, reason) in &snapshot.unavailable {
             eprintln!("warning: cannot list {kind} in {}: {reason}", cluster.name);

@@ -29,7 +29,7 @@ use crate::mesh::bootstrap_inputs::{
 use crate::mesh::sidecar;
 use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
-use crate::render::findings::pretty_tabs;
+use crate::render::findings::pretty_json;
 use crate::render::style::{Stream, Styles};
 use crate::source::live::{self, Cluster, ListError};
 
@@ -79,6 +79,8 @@ pub enum ExplainFormat {
     Text,
     /// One JSON document: ingredients, override problems, notes, the live comparison, passed
     Json,
+    /// The same document as YAML
+    Yaml,
 }
 
 #[derive(Debug, Args)]
@@ -88,7 +90,7 @@ pub struct ExplainArgs {
     pub pod: String,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text)]
+    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text, help_heading = "Output options")]
     pub output: ExplainFormat,
 
     /// Connect to the pod IP instead of port-forwarding through the API server (for running
@@ -99,6 +101,17 @@ pub struct ExplainArgs {
     /// Time allowed to connect to the admin port, and for /config_dump to answer
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub probe_timeout: Duration,
+
+    /// Ask the running Envoy for its /config_dump to compare (the default)
+    #[arg(long, overrides_with = "no_probe")]
+    pub probe: bool,
+
+    /// Do not contact the proxy: explain from the API objects only (no live comparison)
+    #[arg(long, overrides_with = "probe")]
+    pub no_probe: bool,
+
+    #[command(flatten)]
+    pub kube: crate::cli::KubeArgs,
 }
 
 /// `NAME`, `pod/NAME` or `pods/NAME`.
@@ -151,6 +164,7 @@ pub async fn run(args: ExplainArgs, global: &GlobalArgs) -> Result<u8> {
 
     let text = match args.output {
         ExplainFormat::Json => json_text(&explanation),
+        ExplainFormat::Yaml => crate::render::yaml::from_json_text(&json_text(&explanation)),
         ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
     };
     write_stdout(&text)?;
@@ -270,6 +284,9 @@ async fn live_bootstrap(
     if let Some(reason) = not_running(pod) {
         return Err(reason);
     }
+    if args.no_probe {
+        return Err("not asked (--no-probe)".to_string());
+    }
     let limits = Limits {
         connect_timeout: args.probe_timeout,
         request_timeout: args.probe_timeout,
@@ -323,7 +340,7 @@ fn json_text(explanation: &Explanation) -> String {
     if let Value::Object(map) = &mut value {
         map.insert("passed".into(), Value::Bool(!explanation.failed()));
     }
-    let mut text = pretty_tabs(&value);
+    let mut text = pretty_json(&value);
     text.push('\n');
     text
 }
