@@ -258,9 +258,10 @@ impl GlobalArgs {
                 .request_timeout
                 .or(before.request_timeout)
                 .unwrap_or_default(),
-            timeout: after.timeout.or(before.timeout).unwrap_or(
-                parse_duration(DEFAULT_TIMEOUT).expect("the default --timeout parses"),
-            ),
+            timeout: after
+                .timeout
+                .or(before.timeout)
+                .unwrap_or(parse_duration(DEFAULT_TIMEOUT).expect("the default --timeout parses")),
             color: common.color,
             verbose: common.verbose,
         }

@@ -50,7 +50,7 @@ Logs need `get` on pods/log. What cannot be read is reported, never fatal.
 Examples:
   kubectl mesh-doctor pod web-7d4b9 -n shop
   kubectl mesh-doctor pod web-7d4b9 -n shop -o json
-  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s     # from a Job in the cluster
+  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s   # inside the cluster
 
 Exit codes:
   0   healthy (or starting), or nothing at or above the failure threshold, everything read
@@ -147,17 +147,11 @@ fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<
 /// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
 pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
     let c = cluster;
-    let istiod_pods = async {
-        let api: Api<Pod> = Api::namespaced(c.client.clone(), ISTIO_NAMESPACE);
-        let params = kube::api::ListParams::default().labels("app=istiod");
-        match tokio::time::timeout(c.timeout, api.list(&params)).await {
-            Err(_) => Err(ListError::Unreachable(format!(
-                "no answer within {:?}",
-                c.timeout
-            ))),
-            Ok(result) => result.map(|l| l.items).map_err(|e| live::classify(&e)),
-        }
-    };
+    let istiod_selector = kube::api::ListParams::default().labels("app=istiod");
+    let istiod_pods = c.list_selected(
+        Api::<Pod>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
+        &istiod_selector,
+    );
     let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
         c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
         c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
