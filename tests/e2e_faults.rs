@@ -384,7 +384,14 @@ fn check_commands(
             if took > deadline + MARGIN {
                 problems.push("too slow".to_string());
             }
-            if run.code == 0 || run.code != expect.code {
+            // A run that could read some namespaces may also find something there (the shared
+            // test cluster holds other tests' broken objects): 79 outranks "incomplete" (69),
+            // and is never a clean result either, as long as the skipped read is said.
+            let found_elsewhere = run.code == 79
+                && expect.code == 69
+                && command.first() == Some(&"analyze")
+                && run.stderr.contains("skipped");
+            if run.code == 0 || (run.code != expect.code && !found_elsewhere) {
                 problems.push(format!("exit {} (want {})", run.code, expect.code));
             }
             for bad in ["No validation issues", "panicked", "Status {"] {
