@@ -29,6 +29,10 @@ pub enum Error {
     #[error("{0}")]
     Cluster(String),
 
+    /// The command's overall deadline (`--timeout`) passed.
+    #[error("the command did not finish within its deadline of {after} (--timeout): {doing}")]
+    Deadline { after: String, doing: String },
+
     #[error("cannot write output: {0}")]
     Output(#[source] std::io::Error),
 
@@ -42,7 +46,9 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::ReadInput { .. } | Error::Parse { .. } | Error::Data(_) => exit::DATA,
-            Error::Unreachable { .. } | Error::Cluster(_) => exit::UNAVAILABLE,
+            Error::Unreachable { .. } | Error::Cluster(_) | Error::Deadline { .. } => {
+                exit::UNAVAILABLE
+            }
             Error::Output(_) | Error::Internal(_) => exit::UNEXPECTED,
         }
     }

@@ -42,9 +42,14 @@ pub struct KubeArgs {
     #[arg(long = "as-group", value_name = "GROUP")]
     pub as_group: Vec<String>,
 
-    /// How long to wait for each API request, e.g. 5s, 1m (0 = the default of 30s)
+    /// How long to wait for each API request, e.g. 5s, 1m30s (0 = the default of 30s; at most 24h)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
+
+    /// The whole command's deadline: reading, probing and retrying all end by then (exit 69),
+    /// e.g. 2m, 90s (default 2m; 0 = none; at most 24h)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 }
 
 /// The `--failure-threshold` and `--output-threshold` values: Info, Warning or Error (any

@@ -8,6 +8,7 @@ use mesh_doctor::{commands, exit};
 
 fn main() -> ExitCode {
     install_panic_hook();
+    cli::mark_start();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Not commands for people (so not in --help or the completion scripts): kubectl's plugin
     // completion protocol, and the man pages for the release archive.
@@ -75,17 +76,38 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::UNEXPECTED);
         }
     };
+    // The overall deadline (--timeout), for the commands that read a cluster. Reads stop at it
+    // on their own with the kind they were reading; this bound (a second later) covers the rest.
+    let deadline = cli.command.kube_args().and(global.deadline);
+    let timeout = global.timeout;
     let result = runtime.block_on(async {
-        match cli.command {
-            Command::Analyze(args) => commands::analyze::run(args, &global).await,
-            Command::Codes(args) => commands::codes::run(args),
-            Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
-            Command::Pod(args) => commands::pod::run(args, &global).await,
-            Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
-            Command::Version(args) => commands::version::run(args, &global).await,
-            Command::Completion(args) => cli::completion::run(args),
+        let command = async {
+            match cli.command {
+                Command::Analyze(args) => commands::analyze::run(args, &global).await,
+                Command::Codes(args) => commands::codes::run(args),
+                Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
+                Command::Pod(args) => commands::pod::run(args, &global).await,
+                Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
+                Command::Version(args) => commands::version::run(args, &global).await,
+                Command::Completion(args) => cli::completion::run(args),
+            }
+        };
+        match deadline {
+            None => command.await,
+            Some(at) => {
+                let at = tokio::time::Instant::from_std(at) + std::time::Duration::from_secs(1);
+                match tokio::time::timeout_at(at, command).await {
+                    Ok(result) => result,
+                    Err(_) => Err(mesh_doctor::error::Error::Deadline {
+                        after: mesh_doctor::formats::duration::show_duration(timeout),
+                        doing: "stopped waiting for the cluster".into(),
+                    }),
+                }
+            }
         }
     });
+    // Whatever still runs (a hung read after the deadline) is not waited for.
+    runtime.shutdown_background();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -517,6 +517,28 @@ fn variants() -> Vec<Variant> {
         json("unknown_cds_config_field", "MD0308", &|d| {
             d["dynamic_resources"]["cds_config"]["ads_config"] = json!({});
         }),
+        // Regression (issue 11, item 9): values of the wrong type passed the static checks.
+        json("wrong_type_secrets_string", "MD0312", &|d| {
+            d["static_resources"]["secrets"] = "oops".into();
+        }),
+        json("wrong_type_cluster_item_list", "MD0312", &|d| {
+            d["static_resources"]["clusters"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!([1]));
+        }),
+        json("wrong_type_node_id_number", "MD0312", &|d| {
+            d["node"]["id"] = 5.into();
+        }),
+        json("wrong_type_admin_string", "MD0312", &|d| {
+            d["admin"] = "x".into();
+        }),
+        json("wrong_type_cluster_names_number", "MD0312", &|d| {
+            d["dynamic_resources"]["ads_config"]["cluster_names"] = json!([1]);
+        }),
+        json("bool_as_string_ok", "", &|d| {
+            d["enable_dispatcher_stats"] = "true".into();
+        }),
         json("camel_case_names_ok", "", &|d| {
             let resources = d["static_resources"].take();
             let obj = d.as_object_mut().unwrap();
@@ -621,7 +643,7 @@ fn envoy_verdict(envoy: &Path, file: &Path) -> EnvoyVerdict {
 fn envoy_enforces(problem: &Problem) -> bool {
     let path = problem.path.to_string();
     match problem.code() {
-        "MD0302" | "MD0303" | "MD0307" | "MD0308" | "MD0305" => true,
+        "MD0302" | "MD0303" | "MD0307" | "MD0308" | "MD0305" | "MD0312" => true,
         "MD0301" => !path.starts_with("dynamic_resources.lds_config"),
         "MD0304" => problem.message.starts_with("node.id is "),
         "MD0311" => !problem.message.contains("admin"),

@@ -225,7 +225,7 @@ fn explain(env: &TestEnv, namespace: &str, pod: &str, extra: &[&str]) -> Run {
         pod,
         "-n",
         namespace,
-        "--timeout",
+        "--probe-timeout",
         "5s",
     ];
     args.extend_from_slice(extra);

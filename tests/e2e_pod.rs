@@ -719,7 +719,7 @@ fn proxy_that_never_answers_is_a_timeout_finding_not_a_hang() {
             "web-hang",
             "-n",
             &ns,
-            "--timeout",
+            "--probe-timeout",
             "2s",
             "-o",
             "json",

@@ -85,10 +85,9 @@ fn run_case(case: &Value) -> Outcome {
         .filter_map(Value::as_str)
         .map(fixture)
         .collect();
-    let mesh = case
-        .get("meshConfigFile")
-        .and_then(Value::as_str)
-        .map(|m| files::load_mesh_config(&fixture(m)).expect("mesh config loads"));
+    let mesh = case.get("meshConfigFile").and_then(Value::as_str).map(|m| {
+        files::load_mesh_config(&fixture(m), files::DEFAULT_MAX_INPUT).expect("mesh config loads")
+    });
     let ingress_off = mesh
         .as_ref()
         .and_then(|m| m.get("ingressControllerMode"))
@@ -100,6 +99,7 @@ fn run_case(case: &Value) -> Outcome {
     let options = FileOptions {
         recursive: false,
         default_namespace: None,
+        max_input: None,
     };
     let (mut snapshot, _) = match files::load(&paths, &options) {
         Ok(loaded) => loaded,

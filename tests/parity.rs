@@ -117,11 +117,14 @@ fn istio_analyzer_cases_give_istio_results() {
         let options = FileOptions {
             recursive: false,
             default_namespace: None,
+            max_input: None,
         };
         let (mut snapshot, _) = files::load(&case.files, &options)
             .unwrap_or_else(|e| panic!("case {}: cannot load {:?}: {e:?}", case.name, case.files));
         if let Some(mesh) = &case.mesh_config {
-            snapshot.mesh_config = Some(files::load_mesh_config(mesh).expect("mesh config loads"));
+            snapshot.mesh_config = Some(
+                files::load_mesh_config(mesh, files::DEFAULT_MAX_INPUT).expect("mesh config loads"),
+            );
         }
         let report = analyzers::run(&snapshot, &[ours.to_string()]);
         let got = multiset(

@@ -24,7 +24,7 @@ fn help_documents_checks_and_exit_codes() {
     assert_eq!(code, 0);
     for text in [
         "--direct",
-        "--timeout",
+        "--probe-timeout",
         "bootstrap crash",
         "65  the pod does not exist in the namespace",
         "79  a finding at or above the failure threshold",
@@ -46,7 +46,7 @@ fn a_name_that_is_not_a_pod_is_a_usage_error() {
 
 #[test]
 fn a_bad_timeout_is_a_usage_error() {
-    let (_, stderr, code) = run(&["pod", "web", "--timeout", "soon"]);
+    let (_, stderr, code) = run(&["pod", "web", "--probe-timeout", "soon"]);
     assert_eq!(code, 64, "{stderr}");
 }
 

@@ -86,6 +86,16 @@ pub enum Command {
     Completion(crate::cli::completion::CompletionArgs),
 }
 
+/// The default of the global `--timeout`.
+pub const DEFAULT_TIMEOUT: &str = "2m";
+
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Marks the start of the command (the global `--timeout` counts from here); `main` calls it first.
+pub fn mark_start() -> std::time::Instant {
+    *STARTED.get_or_init(std::time::Instant::now)
+}
+
 impl Command {
     /// The kubeconfig flags given after the command name, for the commands that read a cluster.
     pub fn kube_args(&self) -> Option<&KubeArgs> {
@@ -154,6 +164,10 @@ pub fn parse_from(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
 pub fn resolve(common: &CommonArgs, before: &KubeArgs, after: Option<&KubeArgs>) -> Global {
     let empty = KubeArgs::default();
     let after = after.unwrap_or(&empty);
+    let timeout = after.timeout.or(before.timeout).unwrap_or(
+        crate::formats::duration::parse_duration(DEFAULT_TIMEOUT)
+            .expect("the default --timeout parses"),
+    );
     Global {
         connection: Connection {
             kubeconfig: after
@@ -180,6 +194,10 @@ pub fn resolve(common: &CommonArgs, before: &KubeArgs, after: Option<&KubeArgs>)
                 .request_timeout
                 .or(before.request_timeout)
                 .unwrap_or_default(),
+            timeout,
+            deadline: (!timeout.is_zero())
+                .then(|| mark_start().checked_add(timeout))
+                .flatten(),
         },
         color: common.color,
         verbose: common.verbose,

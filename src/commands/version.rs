@@ -405,15 +405,7 @@ async fn istiod_deployments(cluster: &Cluster) -> Result<Vec<Deployment>, ListEr
     let params = ListParams::default().labels("app=istiod");
     let list = |api: Api<Deployment>| {
         let params = params.clone();
-        async move {
-            tokio::time::timeout(cluster.timeout, api.list(&params))
-                .await
-                .map_err(|_| {
-                    ListError::Unreachable(format!("no answer within {:?}", cluster.timeout))
-                })?
-                .map(|l| l.items)
-                .map_err(|e| live::classify(&e))
-        }
+        async move { cluster.list_selected(api, &params).await }
     };
     match list(Api::all(cluster.client.clone())).await {
         Err(ListError::Denied(_)) => {
@@ -429,15 +421,7 @@ async fn istiod_pods(cluster: &Cluster) -> Result<Vec<Pod>, ListError> {
     let params = ListParams::default().labels("app=istiod");
     let list = |api: Api<Pod>| {
         let params = params.clone();
-        async move {
-            tokio::time::timeout(cluster.timeout, api.list(&params))
-                .await
-                .map_err(|_| {
-                    ListError::Unreachable(format!("no answer within {:?}", cluster.timeout))
-                })?
-                .map(|l| l.items)
-                .map_err(|e| live::classify(&e))
-        }
+        async move { cluster.list_selected(api, &params).await }
     };
     match list(Api::all(cluster.client.clone())).await {
         Err(ListError::Denied(_)) => {
@@ -452,17 +436,22 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
         tokio::join!(istiod_deployments(cluster), cluster.list::<Pod>(namespace));
     fn part<T>(
         result: Result<Vec<T>, ListError>,
-        unreachable: &mut Option<String>,
+        stop: &mut Option<ListError>,
     ) -> Result<Vec<T>, String> {
         result.map_err(|e| match e {
             ListError::Denied(reason) => reason,
-            ListError::Unreachable(reason) => unreachable.get_or_insert(reason).clone(),
+            other => {
+                let reason = other.reason().to_string();
+                stop.get_or_insert(other);
+                reason
+            }
         })
     }
     let mut unreachable = None;
     let mut control = part(deployments, &mut unreachable).map(|d| control_plane(&d));
     // No istiod Deployment (or none readable): find istiod by its pods, as proxy-status does.
-    if !matches!(&control, Ok(rows) if !rows.is_empty())
+    if unreachable.is_none()
+        && !matches!(&control, Ok(rows) if !rows.is_empty())
         && let Ok(pods) = istiod_pods(cluster).await
     {
         let rows = control_plane_from_pods(&pods);
@@ -471,8 +460,12 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
         }
     }
     let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
-    if let Some(reason) = unreachable {
-        return Err(cluster.unreachable(reason));
+    match unreachable {
+        Some(other @ (ListError::Failed(_) | ListError::Deadline(_))) => {
+            return Err(cluster.error(other, "reading the versions"));
+        }
+        Some(other) => return Err(cluster.unreachable(other.reason().to_string())),
+        None => {}
     }
     if let (Err(a), Err(b)) = (&control, &data) {
         return Err(Error::Cluster(format!(
@@ -538,10 +531,28 @@ pub async fn run(args: VersionArgs, global: &Global) -> Result<u8> {
         }
     };
     write::stdout(&text).map_err(Error::Output)?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(exit::OK),
+    if let Some(e) = failure {
+        return Err(e);
     }
+    // What could not be read is not a clean answer: the versions shown are partial.
+    let missing: Vec<String> = clusters
+        .iter()
+        .flat_map(|c| {
+            [
+                ("istiod deployments", c.control_plane.as_ref().err()),
+                ("pods", c.data_plane.as_ref().err()),
+            ]
+            .into_iter()
+            .filter_map(move |(what, e)| e.map(|e| format!("{what} in {}: {e}", c.context)))
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Cluster(format!(
+            "the versions are incomplete: cannot list {}",
+            missing.join("; ")
+        )));
+    }
+    Ok(exit::OK)
 }
 
 #[cfg(test)]

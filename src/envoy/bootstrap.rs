@@ -493,142 +493,235 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// list them (read from the binary's embedded protos).
 struct Schema {
     name: &'static str,
-    fields: &'static [&'static str],
+    fields: &'static [(&'static str, Kind)],
+}
+
+/// The JSON shape a field's proto type takes (proto3 JSON mapping, as Envoy reads it); `null`
+/// is accepted for every field (it means "not set").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A message: a JSON object.
+    Message,
+    /// A repeated message: a list of objects.
+    Messages,
+    /// A map or google.protobuf.Struct: an object.
+    Object,
+    Str,
+    /// A repeated string: a list of strings.
+    Strs,
+    /// A bool or a BoolValue: `true`/`false`.
+    Bool,
+    /// An integer (or a wrapper of one): a number or a string of digits.
+    Int,
+    /// A google.protobuf.Duration: a string such as `"1s"`.
+    Duration,
+    /// An enum: its name as a string, or its number.
+    Enum,
+}
+
+use Kind::{Bool, Duration, Enum, Int, Message, Messages, Object, Str, Strs};
+
+impl Kind {
+    /// What the value should be, for the message.
+    fn expected(self) -> &'static str {
+        match self {
+            Message => "a mapping (a message)",
+            Messages => "a list of mappings",
+            Object => "a mapping",
+            Str => "a string",
+            Strs => "a list of strings",
+            Bool => "true or false",
+            Int => "an integer",
+            Duration => "a duration string such as \"1s\"",
+            Enum => "an enum name (a string) or its number",
+        }
+    }
+
+    /// Whether `value` has this shape; for lists, the index of the first item that has not.
+    fn check(self, value: &Value) -> Result<(), Option<usize>> {
+        let item_ok = |ok: fn(&Value) -> bool| match value {
+            Value::Array(list) => match list.iter().position(|v| !ok(v)) {
+                Some(i) => Err(Some(i)),
+                None => Ok(()),
+            },
+            _ => Err(None),
+        };
+        let ok = |b: bool| if b { Ok(()) } else { Err(None) };
+        match (self, value) {
+            (_, Value::Null) => Ok(()),
+            (Message | Object, v) => ok(v.is_object()),
+            (Messages, _) => item_ok(Value::is_object),
+            (Strs, _) => item_ok(Value::is_string),
+            (Str | Duration, v) => ok(v.is_string()),
+            // Envoy's JSON reader also takes "true" and "false" as strings.
+            (Bool, Value::String(s)) => ok(s == "true" || s == "false"),
+            (Bool, v) => ok(v.is_boolean()),
+            (Int, Value::Number(n)) => ok(n.is_i64() || n.is_u64()),
+            (Int, Value::String(s)) => ok(s.trim_start_matches('-').parse::<u64>().is_ok()),
+            (Enum, v) => ok(v.is_string() || v.as_i64().is_some()),
+            _ => Err(None),
+        }
+    }
+}
+
+/// A JSON value's kind, for messages: `a string ("oops")`, `a list`, `a number (5)`.
+fn shape(value: &Value) -> String {
+    let mut short = value.to_string();
+    if short.len() > 40 {
+        let cut = (0..=40)
+            .rev()
+            .find(|&i| short.is_char_boundary(i))
+            .unwrap_or(0);
+        short.truncate(cut);
+        short.push_str("...");
+    }
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(_) => format!("a boolean ({short})"),
+        Value::Number(_) => format!("a number ({short})"),
+        Value::String(_) => format!("a string ({short})"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+    }
 }
 
 const BOOTSTRAP: Schema = Schema {
     name: "envoy.config.bootstrap.v3.Bootstrap",
     fields: &[
-        "node",
-        "static_resources",
-        "dynamic_resources",
-        "cluster_manager",
-        "flags_path",
-        "stats_sinks",
-        "stats_flush_interval",
-        "watchdog",
-        "tracing",
-        "admin",
-        "stats_config",
-        "hds_config",
-        "overload_manager",
-        "enable_dispatcher_stats",
-        "layered_runtime",
-        "header_prefix",
-        "stats_server_version_override",
-        "use_tcp_for_dns_lookups",
-        "bootstrap_extensions",
-        "config_sources",
-        "default_config_source",
-        "default_socket_interface",
-        "certificate_provider_instances",
-        "node_context_params",
-        "watchdogs",
-        "fatal_actions",
-        "stats_flush_on_admin",
-        "dns_resolution_config",
-        "typed_dns_resolver_config",
-        "inline_headers",
-        "perf_tracing_file_path",
-        "default_regex_engine",
-        "xds_delegate_extension",
-        "xds_config_tracker_extension",
-        "listener_manager",
-        "application_log_config",
-        "deferred_stat_options",
-        "grpc_async_client_manager_config",
-        "memory_allocator_manager",
-        "stats_eviction_interval",
-        "enable_worker_cpu_affinity",
+        ("node", Message),
+        ("static_resources", Message),
+        ("dynamic_resources", Message),
+        ("cluster_manager", Message),
+        ("flags_path", Str),
+        ("stats_sinks", Messages),
+        ("stats_flush_interval", Duration),
+        ("watchdog", Message),
+        ("tracing", Message),
+        ("admin", Message),
+        ("stats_config", Message),
+        ("hds_config", Message),
+        ("overload_manager", Message),
+        ("enable_dispatcher_stats", Bool),
+        ("layered_runtime", Message),
+        ("header_prefix", Str),
+        ("stats_server_version_override", Int),
+        ("use_tcp_for_dns_lookups", Bool),
+        ("bootstrap_extensions", Messages),
+        ("config_sources", Messages),
+        ("default_config_source", Message),
+        ("default_socket_interface", Str),
+        ("certificate_provider_instances", Object),
+        ("node_context_params", Strs),
+        ("watchdogs", Message),
+        ("fatal_actions", Messages),
+        ("stats_flush_on_admin", Bool),
+        ("dns_resolution_config", Message),
+        ("typed_dns_resolver_config", Message),
+        ("inline_headers", Messages),
+        ("perf_tracing_file_path", Str),
+        ("default_regex_engine", Message),
+        ("xds_delegate_extension", Message),
+        ("xds_config_tracker_extension", Message),
+        ("listener_manager", Message),
+        ("application_log_config", Message),
+        ("deferred_stat_options", Message),
+        ("grpc_async_client_manager_config", Message),
+        ("memory_allocator_manager", Message),
+        ("stats_eviction_interval", Duration),
+        ("enable_worker_cpu_affinity", Bool),
     ],
 };
 const STATIC_RESOURCES: Schema = Schema {
     name: "envoy.config.bootstrap.v3.Bootstrap.StaticResources",
-    fields: &["listeners", "clusters", "secrets"],
+    fields: &[
+        ("listeners", Messages),
+        ("clusters", Messages),
+        ("secrets", Messages),
+    ],
 };
 const DYNAMIC_RESOURCES: Schema = Schema {
     name: "envoy.config.bootstrap.v3.Bootstrap.DynamicResources",
     fields: &[
-        "lds_config",
-        "cds_config",
-        "ads_config",
-        "lds_resources_locator",
-        "cds_resources_locator",
+        ("lds_config", Message),
+        ("cds_config", Message),
+        ("ads_config", Message),
+        ("lds_resources_locator", Str),
+        ("cds_resources_locator", Str),
     ],
 };
 const ADMIN: Schema = Schema {
     name: "envoy.config.bootstrap.v3.Admin",
     fields: &[
-        "access_log_path",
-        "profile_path",
-        "address",
-        "socket_options",
-        "access_log",
-        "ignore_global_conn_limit",
-        "allow_paths",
+        ("access_log_path", Str),
+        ("profile_path", Str),
+        ("address", Message),
+        ("socket_options", Messages),
+        ("access_log", Messages),
+        ("ignore_global_conn_limit", Bool),
+        ("allow_paths", Messages),
     ],
 };
 const NODE: Schema = Schema {
     name: "envoy.config.core.v3.Node",
     fields: &[
-        "id",
-        "cluster",
-        "metadata",
-        "locality",
-        "user_agent_name",
-        "user_agent_version",
-        "user_agent_build_version",
-        "extensions",
-        "client_features",
-        "listening_addresses",
-        "dynamic_parameters",
+        ("id", Str),
+        ("cluster", Str),
+        ("metadata", Object),
+        ("locality", Message),
+        ("user_agent_name", Str),
+        ("user_agent_version", Str),
+        ("user_agent_build_version", Message),
+        ("extensions", Messages),
+        ("client_features", Strs),
+        ("listening_addresses", Messages),
+        ("dynamic_parameters", Object),
     ],
 };
 const CONFIG_SOURCE: Schema = Schema {
     name: "envoy.config.core.v3.ConfigSource",
     fields: &[
-        "path",
-        "api_config_source",
-        "ads",
-        "initial_fetch_timeout",
-        "self",
-        "resource_api_version",
-        "authorities",
-        "path_config_source",
+        ("path", Str),
+        ("api_config_source", Message),
+        ("ads", Message),
+        ("initial_fetch_timeout", Duration),
+        ("self", Message),
+        ("resource_api_version", Enum),
+        ("authorities", Messages),
+        ("path_config_source", Message),
     ],
 };
 const API_CONFIG_SOURCE: Schema = Schema {
     name: "envoy.config.core.v3.ApiConfigSource",
     fields: &[
-        "api_type",
-        "cluster_names",
-        "refresh_delay",
-        "grpc_services",
-        "request_timeout",
-        "rate_limit_settings",
-        "set_node_on_first_message_only",
-        "transport_api_version",
-        "config_validators",
+        ("api_type", Enum),
+        ("cluster_names", Strs),
+        ("refresh_delay", Duration),
+        ("grpc_services", Messages),
+        ("request_timeout", Duration),
+        ("rate_limit_settings", Message),
+        ("set_node_on_first_message_only", Bool),
+        ("transport_api_version", Enum),
+        ("config_validators", Messages),
     ],
 };
 const GRPC_SERVICE: Schema = Schema {
     name: "envoy.config.core.v3.GrpcService",
     fields: &[
-        "envoy_grpc",
-        "google_grpc",
-        "timeout",
-        "initial_metadata",
-        "retry_policy",
+        ("envoy_grpc", Message),
+        ("google_grpc", Message),
+        ("timeout", Duration),
+        ("initial_metadata", Messages),
+        ("retry_policy", Message),
     ],
 };
 const ENVOY_GRPC: Schema = Schema {
     name: "envoy.config.core.v3.GrpcService.EnvoyGrpc",
     fields: &[
-        "cluster_name",
-        "authority",
-        "retry_policy",
-        "max_receive_message_length",
-        "skip_envoy_headers",
+        ("cluster_name", Str),
+        ("authority", Str),
+        ("retry_policy", Message),
+        ("max_receive_message_length", Int),
+        ("skip_envoy_headers", Bool),
     ],
 };
 
@@ -646,10 +739,11 @@ pub const CHECKED_MESSAGE_TYPES: &[&str] = &[
 ];
 
 impl Schema {
-    fn knows(&self, key: &str) -> bool {
+    fn field(&self, key: &str) -> Option<Kind> {
         self.fields
             .iter()
-            .any(|f| *f == key || camel_case(f) == key)
+            .find(|(f, _)| *f == key || camel_case(f) == key)
+            .map(|(_, kind)| *kind)
     }
 }
 
@@ -747,12 +841,38 @@ impl Checker<'_> {
         }
     }
 
+    // MD0308, and MD0312 for the fields it knows.
     fn schema(&mut self, obj: &Map<String, Value>, path: &JsonPath, schema: &Schema) {
-        for key in obj.keys() {
-            if schema.knows(key) {
+        for (key, value) in obj {
+            if let Some(kind) = schema.field(key) {
+                if let Err(item) = kind.check(value) {
+                    let (at, found) = match item {
+                        Some(i) => (path.key(key).index(i), shape(&value[i])),
+                        None => (path.key(key), shape(value)),
+                    };
+                    let what = match item {
+                        Some(_) => format!("an item of {key}"),
+                        None => key.to_string(),
+                    };
+                    let expected = match (kind, item) {
+                        (Messages, Some(_)) => "a mapping (a message)",
+                        (Strs, Some(_)) => "a string",
+                        _ => kind.expected(),
+                    };
+                    self.report(
+                        messages::MD0312,
+                        at,
+                        &[
+                            what.into(),
+                            schema.name.into(),
+                            expected.into(),
+                            found.into(),
+                        ],
+                    );
+                }
                 continue;
             }
-            let hint = closest(key, schema.fields.iter().copied())
+            let hint = closest(key, schema.fields.iter().map(|(f, _)| *f))
                 .map(|f| format!(" Did you mean {f:?}?"))
                 .unwrap_or_default();
             self.report(
@@ -909,8 +1029,10 @@ impl Checker<'_> {
         let node = object_field(root, "node").and_then(|(_, n)| n.as_object());
         let id_field = node.and_then(|n| object_field(n, "id"));
         let id_path = id_field.map_or_else(|| node_path.key("id"), |(k, _)| node_path.key(k));
+        // A value that is not a string is MD0312's (the wrong type), not an empty ID.
+        let id_wrong_type = id_field.is_some_and(|(_, v)| !v.is_string() && !v.is_null());
         let id = id_field.and_then(|(_, v)| v.as_str()).unwrap_or("");
-        if id.is_empty() {
+        if id.is_empty() && !id_wrong_type {
             let what = if id_field.is_some() {
                 "is empty"
             } else {
@@ -927,7 +1049,8 @@ impl Checker<'_> {
         }
         let cluster_field = node.and_then(|n| object_field(n, "cluster"));
         let cluster = cluster_field.and_then(|(_, v)| v.as_str()).unwrap_or("");
-        if cluster.is_empty() {
+        let wrong_type = cluster_field.is_some_and(|(_, v)| !v.is_string() && !v.is_null());
+        if cluster.is_empty() && !wrong_type {
             let (what, path) = match cluster_field {
                 Some((k, _)) => ("is empty", node_path.key(k)),
                 None => ("is missing", node_path.key("cluster")),
@@ -1356,19 +1479,63 @@ pub fn codes_covering(reason: &str) -> Vec<&'static MessageType> {
         if inner.contains("could not find @type") {
             return Vec::new();
         }
-        let syntax = match inner.find(" @ ") {
-            None => true,
-            Some(at) => inner[at + 3..]
-                .split_once(": ")
-                .is_some_and(|(_, rest)| rest.starts_with("message ")),
+        let Some(at) = inner.find(" @ ") else {
+            return vec![messages::MD0307];
         };
-        return if syntax {
-            vec![messages::MD0307]
-        } else {
-            Vec::new()
+        let Some((path, rest)) = inner[at + 3..].trim_start().split_once(": ") else {
+            return Vec::new();
         };
+        // A value of the wrong type in a message MD0312 checks: a scalar where a message is
+        // expected reads as "@ static_resources.clusters: message ..., expected '{'", a number
+        // for a string as "@ node.id: string, ... expected '\"'".
+        let mut codes = Vec::new();
+        let in_message = rest.starts_with("message ");
+        if in_message {
+            codes.push(messages::MD0307);
+        }
+        if (!in_message || rest.contains("expected '{'")) && type_checked_field(path.trim()) {
+            codes.push(messages::MD0312);
+        }
+        return codes;
     }
     Vec::new()
+}
+
+/// Whether MD0312 checks the field at a proto JSON path (`static_resources.clusters[1]`,
+/// `node.id`): a field of one of the messages whose schema is known.
+fn type_checked_field(path: &str) -> bool {
+    let plain: String = {
+        let mut out = String::new();
+        let mut depth = 0;
+        for c in path.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ if depth == 0 => out.push(c),
+                _ => {}
+            }
+        }
+        out
+    };
+    let parent = plain.rsplit_once('.').map_or("", |(p, _)| p);
+    matches!(
+        parent,
+        "" | "node"
+            | "admin"
+            | "static_resources"
+            | "dynamic_resources"
+            | "dynamic_resources.lds_config"
+            | "dynamic_resources.cds_config"
+            | "dynamic_resources.ads_config"
+            | "dynamic_resources.lds_config.api_config_source"
+            | "dynamic_resources.cds_config.api_config_source"
+            | "dynamic_resources.ads_config.grpc_services"
+            | "dynamic_resources.ads_config.grpc_services.envoy_grpc"
+            | "dynamic_resources.lds_config.api_config_source.grpc_services"
+            | "dynamic_resources.cds_config.api_config_source.grpc_services"
+            | "dynamic_resources.lds_config.api_config_source.grpc_services.envoy_grpc"
+            | "dynamic_resources.cds_config.api_config_source.grpc_services.envoy_grpc"
+    )
 }
 
 #[cfg(test)]
@@ -1425,6 +1592,37 @@ mod tests {
         let mut v = sidecar();
         edit(&mut v);
         serde_json::to_string_pretty(&v).unwrap()
+    }
+
+    // Regression (issue 11, item 9): `clusters: "oops"`, `clusters: [[1]]` and
+    // `{"node":{"id":5},"admin":"x"}` were "No problems found".
+    #[test]
+    fn values_of_the_wrong_type_are_findings() {
+        let problems = validate(r#"{"static_resources":{"clusters":"oops"}}"#, Format::Json);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].code(), "MD0312");
+        assert_eq!(problems[0].path.to_string(), "static_resources.clusters");
+        assert!(
+            problems[0].message.starts_with("clusters (in envoy.config.bootstrap.v3.Bootstrap.StaticResources) must be a list of mappings, not a string (\"oops\")"),
+            "{}",
+            problems[0].message
+        );
+        let problems = validate("static_resources:\n  clusters:\n  - [1]\n", Format::Yaml);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path.to_string(), "static_resources.clusters[0]");
+        assert_eq!(problems[0].line, Some(3));
+        let codes: Vec<String> = validate(r#"{"node":{"id":5},"admin":"x"}"#, Format::Json)
+            .iter()
+            .map(|p| format!("{} {}", p.code(), p.path))
+            .collect();
+        assert_eq!(codes, ["MD0312 admin", "MD0312 node.id"]);
+        // null is "not set"; numbers may be strings; enums may be numbers.
+        let fine = r#"{"admin":null,"stats_server_version_override":"12","dynamic_resources":{"cds_config":{"resource_api_version":2}}}"#;
+        let problems = validate(fine, Format::Json);
+        assert!(
+            problems.iter().all(|p| p.code() != "MD0312"),
+            "{problems:?}"
+        );
     }
 
     #[test]
@@ -1722,6 +1920,14 @@ mod tests {
             ),
             (
                 "Unable to parse JSON as proto (INVALID_ARGUMENT: invalid JSON in envoy.config.bootstrap.v3.Bootstrap @ node.id: string, near 3:11 (offset 24): unexpected character: '5'; expected '\"')",
+                &["MD0312"],
+            ),
+            (
+                "Unable to parse JSON as proto (INVALID_ARGUMENT: invalid JSON in envoy.config.bootstrap.v3.Bootstrap @ static_resources.clusters[1]: message envoy.config.cluster.v3.Cluster, near 1:35 (offset 34): unexpected character: '1'; expected '{')",
+                &["MD0307", "MD0312"],
+            ),
+            (
+                "Unable to parse JSON as proto (INVALID_ARGUMENT: invalid JSON in envoy.config.bootstrap.v3.Bootstrap @ static_resources.clusters[0].connect_timeout: string, near 1:35 (offset 34): unexpected character: '5'; expected '\"')",
                 &[],
             ),
             (

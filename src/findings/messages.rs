@@ -361,6 +361,9 @@ messages! {
     MD0311 = "MD0311", "BootstrapListenerAddressConflict", Error,
         "%s and %s both bind %s; %s.",
         "Two static listeners, or the admin interface and a static listener, bind the same address and port.";
+    MD0312 = "MD0312", "BootstrapWrongType", Error,
+        "%s (in %s) must be %s, not %s; Envoy cannot read the bootstrap and exits (\"Unable to parse JSON as proto\").",
+        "A field of a checked bootstrap message has a value of the wrong JSON type (a string where a message is expected, a list of lists, a number for a string).";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

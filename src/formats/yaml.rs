@@ -42,6 +42,53 @@ impl LineTree {
         }
     }
 
+    /// The tree reduced to the nodes on `patterns` (each a path of keys, `*` for any key and
+    /// `[]` for any item); the root's line is always kept.
+    pub fn pruned(&self, patterns: &[&[&str]]) -> LineTree {
+        let tails: Vec<&[&str]> = patterns.to_vec();
+        self.pruned_by(&tails)
+    }
+
+    fn pruned_by(&self, patterns: &[&[&str]]) -> LineTree {
+        let following = |segment: &dyn Fn(&str) -> bool| -> Vec<&[&str]> {
+            patterns
+                .iter()
+                .filter_map(|p| p.split_first())
+                .filter(|(first, _)| segment(first))
+                .map(|(_, rest)| rest)
+                .collect()
+        };
+        let children = match &self.children {
+            Children::None => Children::None,
+            Children::Map(entries) => {
+                let kept: Vec<(String, LineTree)> = entries
+                    .iter()
+                    .filter_map(|(key, child)| {
+                        let tails = following(&|s| s == "*" || s == key);
+                        (!tails.is_empty()).then(|| (key.clone(), child.pruned_by(&tails)))
+                    })
+                    .collect();
+                if kept.is_empty() {
+                    Children::None
+                } else {
+                    Children::Map(kept)
+                }
+            }
+            Children::Seq(items) => {
+                let tails = following(&|s| s == "[]");
+                if tails.is_empty() {
+                    Children::None
+                } else {
+                    Children::Seq(items.iter().map(|i| i.pruned_by(&tails)).collect())
+                }
+            }
+        };
+        LineTree {
+            line: self.line,
+            children,
+        }
+    }
+
     /// The line of a dotted path such as `spec.ports[1].port`.
     pub fn line_of(&self, path: &str) -> Option<u32> {
         let mut node = self;
@@ -70,6 +117,15 @@ pub struct Document {
     /// not blank (comment lines count).
     pub start_line: u32,
 }
+
+/// How deeply collections may nest (block or flow style, aliases included): as deep as
+/// serde_json's limit for JSON. Real manifests nest a few dozen levels; a deeper document is
+/// rejected before it can exhaust a stack when its trees are cloned or dropped.
+pub const MAX_DEPTH: usize = 128;
+
+/// How many nodes aliases may add to one stream, in all (a "billion laughs" document expands
+/// 9 aliases of 9 aliases... into billions of nodes from a few hundred bytes).
+pub const MAX_ALIAS_NODES: usize = 100_000;
 
 /// A syntax error with its position.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,24 +225,44 @@ enum Frame {
     Map {
         map: Map<String, Value>,
         lines: Vec<(String, LineTree)>,
+        /// The line of each key in `lines`, to name both places of a duplicate.
+        key_lines: Vec<u32>,
         line: u32,
-        pending_key: Option<String>,
+        pending_key: Option<(String, u32)>,
         anchor: usize,
+        size: Size,
     },
     Seq {
         items: Vec<Value>,
         lines: Vec<LineTree>,
         line: u32,
         anchor: usize,
+        size: Size,
     },
+}
+
+/// How many nodes a subtree has and how deep it nests (a scalar: 1 node, height 0).
+#[derive(Clone, Copy, Debug, Default)]
+struct Size {
+    nodes: usize,
+    height: usize,
+}
+
+impl Size {
+    fn add_child(&mut self, child: Size) {
+        self.nodes = self.nodes.saturating_add(child.nodes);
+        self.height = self.height.max(child.height + 1);
+    }
 }
 
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Value, LineTree)>,
+    anchors: HashMap<usize, (Value, LineTree, Size)>,
     documents: Vec<(Value, LineTree)>,
     current: Option<(Value, LineTree)>,
+    /// Nodes added by aliases so far (see [`MAX_ALIAS_NODES`]).
+    alias_nodes: usize,
 }
 
 impl Builder {
@@ -212,36 +288,65 @@ impl Builder {
                     line,
                     children: Children::None,
                 };
-                self.finish(value, tree, anchor, line)?;
+                let size = Size {
+                    nodes: 1,
+                    height: 0,
+                };
+                self.finish(value, tree, anchor, line, size)?;
             }
             Event::Alias(id) => {
-                let (value, tree) = self.anchors.get(&id).cloned().ok_or(SyntaxError {
-                    line,
-                    column: line_u32(span.start.col() + 1),
-                    message: "alias to an unknown anchor".to_string(),
-                })?;
-                self.finish(value, tree, 0, line)?;
+                let column = line_u32(span.start.col() + 1);
+                let Some((_, _, size)) = self.anchors.get(&id) else {
+                    return Err(SyntaxError {
+                        line,
+                        column,
+                        message: "alias to an unknown anchor".to_string(),
+                    });
+                };
+                let size = *size;
+                self.alias_nodes = self.alias_nodes.saturating_add(size.nodes);
+                if self.alias_nodes > MAX_ALIAS_NODES {
+                    return Err(SyntaxError {
+                        line,
+                        column,
+                        message: format!(
+                            "aliases expand to more than {MAX_ALIAS_NODES} nodes (an alias bomb, \"billion laughs\"?); not read"
+                        ),
+                    });
+                }
+                if self.stack.len() + size.height >= MAX_DEPTH {
+                    return Err(too_deep(line, column));
+                }
+                let (value, tree, _) = self.anchors[&id].clone();
+                self.finish(value, tree, 0, line, size)?;
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..) if self.stack.len() >= MAX_DEPTH => {
+                return Err(too_deep(line, line_u32(span.start.col() + 1)));
             }
             Event::SequenceStart(anchor, _) => self.stack.push(Frame::Seq {
                 items: Vec::new(),
                 lines: Vec::new(),
                 line,
                 anchor,
+                size: Size::default(),
             }),
             Event::MappingStart(anchor, _) => self.stack.push(Frame::Map {
                 map: Map::new(),
                 lines: Vec::new(),
+                key_lines: Vec::new(),
                 line,
                 pending_key: None,
                 anchor,
+                size: Size::default(),
             }),
             Event::SequenceEnd | Event::MappingEnd => {
-                let (value, tree, anchor) = match self.stack.pop() {
+                let (value, tree, anchor, size) = match self.stack.pop() {
                     Some(Frame::Seq {
                         items,
                         lines,
                         line,
                         anchor,
+                        size,
                     }) => (
                         Value::Array(items),
                         LineTree {
@@ -249,12 +354,14 @@ impl Builder {
                             children: Children::Seq(lines),
                         },
                         anchor,
+                        size,
                     ),
                     Some(Frame::Map {
                         map,
                         lines,
                         line,
                         anchor,
+                        size,
                         ..
                     }) => (
                         Value::Object(map),
@@ -263,11 +370,16 @@ impl Builder {
                             children: Children::Map(lines),
                         },
                         anchor,
+                        size,
                     ),
                     None => return Ok(()),
                 };
                 let start = tree.line;
-                self.finish(value, tree, anchor, start)?;
+                let size = Size {
+                    nodes: size.nodes.saturating_add(1),
+                    height: size.height,
+                };
+                self.finish(value, tree, anchor, start, size)?;
             }
             Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
         }
@@ -281,20 +393,30 @@ impl Builder {
         tree: LineTree,
         anchor: usize,
         line: u32,
+        size: Size,
     ) -> Result<(), SyntaxError> {
         if anchor != 0 {
-            self.anchors.insert(anchor, (value.clone(), tree.clone()));
+            self.anchors
+                .insert(anchor, (value.clone(), tree.clone(), size));
         }
         match self.stack.last_mut() {
             None => self.current = Some((value, tree)),
-            Some(Frame::Seq { items, lines, .. }) => {
+            Some(Frame::Seq {
+                items,
+                lines,
+                size: parent,
+                ..
+            }) => {
+                parent.add_child(size);
                 items.push(value);
                 lines.push(tree);
             }
             Some(Frame::Map {
                 map,
                 lines,
+                key_lines,
                 pending_key,
+                size: parent,
                 ..
             }) => match pending_key.take() {
                 None => {
@@ -310,9 +432,11 @@ impl Builder {
                             });
                         }
                     };
-                    *pending_key = Some(key);
+                    parent.add_child(size);
+                    *pending_key = Some((key, line));
                 }
-                Some(key) => {
+                Some((key, key_line)) => {
+                    parent.add_child(size);
                     if key == "<<" {
                         // Merge key: copy the entries of the referenced mapping that are not set.
                         if let Value::Object(merged) = value {
@@ -321,13 +445,36 @@ impl Builder {
                             }
                         }
                     } else {
+                        // Strict, as kubectl's decoder: a second value for a key is an error,
+                        // never a silent override (a merged `<<` entry may be overridden).
+                        if map.contains_key(&key)
+                            && let Some(at) = lines.iter().position(|(k, _)| *k == key)
+                        {
+                            return Err(SyntaxError {
+                                line: key_line,
+                                column: 1,
+                                message: format!(
+                                    "duplicate key {key:?}: first at line {}, again at line {key_line}",
+                                    key_lines[at]
+                                ),
+                            });
+                        }
                         lines.push((key.clone(), tree));
+                        key_lines.push(key_line);
                         map.insert(key, value);
                     }
                 }
             },
         }
         Ok(())
+    }
+}
+
+fn too_deep(line: u32, column: u32) -> SyntaxError {
+    SyntaxError {
+        line,
+        column,
+        message: format!("the document nests deeper than {MAX_DEPTH} levels; not read"),
     }
 }
 
@@ -418,5 +565,81 @@ mod tests {
         let docs = parse_stream("base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\nref: *b\n").unwrap();
         assert_eq!(docs[0].value["other"]["x"], 1);
         assert_eq!(docs[0].value["ref"]["x"], 1);
+    }
+
+    // Regression (issue 11, item 1): 40,000 nested block sequences overflowed the stack when
+    // the trees were dropped; block nesting is capped as flow and JSON nesting are.
+    #[test]
+    fn deep_block_nesting_is_an_error_not_a_crash() {
+        let text = format!("{}x\n", "- ".repeat(40_000));
+        let err = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || parse_stream(&text).unwrap_err())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(err.message.contains("deeper than 128 levels"), "{err:?}");
+        assert_eq!(err.line, 1);
+        let mut deep = String::new();
+        for i in 0..200 {
+            deep.push_str(&format!("{}a:\n", "  ".repeat(i)));
+        }
+        let err = parse_stream(&deep).unwrap_err();
+        assert!(err.message.contains("deeper than"), "{err:?}");
+        assert_eq!(err.line, 129);
+        // 100 levels are fine.
+        let ok = format!("{}x\n", "- ".repeat(100));
+        assert_eq!(parse_stream(&ok).unwrap().len(), 1);
+    }
+
+    // Regression (issue 11, item 3): a 382-byte "billion laughs" grew past 8 GiB.
+    #[test]
+    fn alias_bombs_are_capped() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        for w in names.windows(2) {
+            let star = format!("*{}", w[0]);
+            let list = [star.as_str(); 9].join(", ");
+            text.push_str(&format!("{}: &{} [{list}]\n", w[1], w[1]));
+        }
+        let err = parse_stream(&text).unwrap_err();
+        assert!(
+            err.message
+                .contains("aliases expand to more than 100000 nodes"),
+            "{err:?}"
+        );
+        // A few aliases of a small anchor are fine.
+        let docs = parse_stream("a: &a {x: 1}\nb: [*a, *a, *a]\n").unwrap();
+        assert_eq!(docs[0].value["b"][2]["x"], 1);
+    }
+
+    #[test]
+    fn aliases_cannot_nest_past_the_depth_limit() {
+        // Each anchor wraps the previous one: linear text, nesting that grows with every line.
+        let mut text = String::from("a0: &a0 [x]\n");
+        for i in 1..200 {
+            text.push_str(&format!("a{i}: &a{i} [*a{}]\n", i - 1));
+        }
+        let err = parse_stream(&text).unwrap_err();
+        assert!(err.message.contains("deeper than"), "{err:?}");
+    }
+
+    // Regression (issue 11, item 12): a second `ports:` silently replaced the first, and a
+    // finding then cited a line of the first block.
+    #[test]
+    fn duplicate_keys_name_both_lines() {
+        let text = "apiVersion: v1\nkind: Service\nspec:\n  ports:\n  - port: 80\n  selector: {app: a}\n  ports:\n  - port: 81\n";
+        let err = parse_stream(text).unwrap_err();
+        assert_eq!(err.line, 7);
+        assert_eq!(
+            err.message,
+            "duplicate key \"ports\": first at line 4, again at line 7"
+        );
+        let err = parse_stream("a: {b: 1, b: 2}\n").unwrap_err();
+        assert!(err.message.starts_with("duplicate key \"b\""), "{err:?}");
+        // A merged key may be overridden, as YAML's merge keys allow.
+        let docs = parse_stream("base: &b {x: 1, y: 1}\nother:\n  <<: *b\n  x: 2\n").unwrap();
+        assert_eq!(docs[0].value["other"]["x"], 2);
+        assert_eq!(docs[0].value["other"]["y"], 1);
     }
 }

@@ -15,6 +15,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use crate::formats::yaml::LineTree;
 
+/// The field paths whose lines findings cite (`*` any key, `[]` any item). Only these lines are
+/// kept for an object read from a file, so memory follows what the analyzers need rather than
+/// every node of every document.
+pub const LINE_PATHS: &[&[&str]] = &[
+    &["metadata", "name"],
+    &["metadata", "labels", "*"],
+    &["spec", "replicas"],
+    &["spec", "ports", "[]", "port"],
+    &["spec", "template", "metadata", "labels", "*"],
+];
+
 /// Where an object came from: a file (with the document's first line and the line of every
 /// field) or a live cluster (with the cluster's name when several are analysed together).
 #[derive(Debug, Default)]

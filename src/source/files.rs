@@ -25,6 +25,68 @@ pub struct FileOptions {
     /// The namespace given to namespaced objects that have none (kubectl's `-n`); `None` leaves
     /// them without one.
     pub default_namespace: Option<String>,
+    /// The largest input (file or stdin) read, in bytes; `None` is [`DEFAULT_MAX_INPUT`].
+    pub max_input: Option<u64>,
+}
+
+/// The default cap on one input's size (`--max-input-size`): 64 MiB.
+pub const DEFAULT_MAX_INPUT: u64 = 64 << 20;
+/// `--max-input-size`'s default as the flag takes it.
+pub const DEFAULT_MAX_INPUT_FLAG: &str = "64Mi";
+
+/// Reads one input ("-" is stdin) up to `limit` bytes; a larger one is bad input (65) naming
+/// the file and the flag, and is never read to its end (`/dev/zero` stops at the cap).
+pub fn read_capped(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>> {
+    let read_error = |source| Error::ReadInput {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut buf = Vec::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut buf)
+            .map_err(read_error)?;
+    } else {
+        std::fs::File::open(path)
+            .map_err(read_error)?
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut buf)
+            .map_err(read_error)?;
+    }
+    if buf.len() as u64 > limit {
+        return Err(Error::Parse {
+            location: shown.to_string(),
+            message: format!(
+                "larger than the input size limit of {} (--max-input-size); not read",
+                crate::formats::duration::show_size(limit)
+            ),
+        });
+    }
+    Ok(buf)
+}
+
+/// The bytes as text; invalid UTF-8 is bad input naming its line and byte offset.
+pub fn utf8_text(bytes: Vec<u8>, shown: &str, what: &str) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..offset];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = offset
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1)
+            + 1;
+        Error::Parse {
+            location: format!("{shown}:{line}:{column}"),
+            message: format!(
+                "not UTF-8 text (invalid byte 0x{:02x} at byte offset {offset}); {what}",
+                e.as_bytes()[offset]
+            ),
+        }
+    })
 }
 
 /// The kinds the analyzers read from files, each with the apiVersions it is read in (`"apps/"`
@@ -135,6 +197,7 @@ impl LoadStats {
 /// Every file an argument names: the file itself, or the manifests in a directory.
 pub fn expand_paths(args: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
+    let mut visited = std::collections::HashSet::new();
     for arg in args {
         if arg.as_os_str() == "-" {
             out.push(arg.clone());
@@ -145,7 +208,9 @@ pub fn expand_paths(args: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>> {
             source,
         })?;
         if meta.is_dir() {
-            walk(arg, recursive, &mut out)?;
+            if visited.insert(identity(&meta)) {
+                walk(arg, recursive, &mut out, &mut visited)?;
+            }
         } else {
             out.push(arg.clone());
         }
@@ -153,7 +218,20 @@ pub fn expand_paths(args: &[PathBuf], recursive: bool) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<()> {
+/// A directory's identity (device and inode): symlinks to one directory share it.
+fn identity(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Lists a directory's manifests; with `recursive`, each real directory once, whatever the
+/// symlinks to it (a link to `.` or to a parent would otherwise loop or read files again).
+fn walk(
+    dir: &Path,
+    recursive: bool,
+    out: &mut Vec<PathBuf>,
+    visited: &mut std::collections::HashSet<(u64, u64)>,
+) -> Result<()> {
     let read = |source| Error::ReadInput {
         path: dir.to_path_buf(),
         source,
@@ -165,9 +243,10 @@ fn walk(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> Result<()> {
         .map_err(read)?;
     entries.sort();
     for path in entries {
-        if path.is_dir() {
-            if recursive {
-                walk(&path, recursive, out)?;
+        let meta = std::fs::metadata(&path).ok();
+        if let Some(meta) = meta.filter(std::fs::Metadata::is_dir) {
+            if recursive && visited.insert(identity(&meta)) {
+                walk(&path, recursive, out, visited)?;
             }
         } else if is_manifest(&path) {
             out.push(path);
@@ -234,7 +313,8 @@ pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadSt
 type FileResult = Result<(String, Snapshot, LoadStats), Vec<Error>>;
 
 fn load_file(path: &Path, options: &FileOptions) -> FileResult {
-    let (name, text) = read_text(path).map_err(|e| vec![e])?;
+    let limit = options.max_input.unwrap_or(DEFAULT_MAX_INPUT);
+    let (name, text) = read_text(path, limit).map_err(|e| vec![e])?;
     let is_json = path.extension().is_some_and(|e| e == "json");
     let file: Arc<str> = Arc::from(name.as_str());
     let mut snapshot = Snapshot::default();
@@ -243,22 +323,15 @@ fn load_file(path: &Path, options: &FileOptions) -> FileResult {
     Ok((name, snapshot, stats))
 }
 
-fn read_text(path: &Path) -> Result<(String, String)> {
-    if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|source| Error::ReadInput {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        return Ok(("<stdin>".to_string(), text));
-    }
-    let text = std::fs::read_to_string(path).map_err(|source| Error::ReadInput {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok((path.display().to_string(), text))
+fn read_text(path: &Path, limit: u64) -> Result<(String, String)> {
+    let name = if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let bytes = read_capped(path, &name, limit)?;
+    let text = utf8_text(bytes, &name, "manifests are YAML or JSON text")?;
+    Ok((name, text))
 }
 
 /// Parses one file's text into `snapshot`.
@@ -376,7 +449,15 @@ fn add_object(
     let origin = Origin {
         file: Some(file.clone()),
         line,
-        lines: Some(lines),
+        // Istio's analyzers cite lines anywhere in an Istio config object's spec (a route's
+        // destination, a server's port): those keep every line; the rest only the cited paths.
+        lines: Some(
+            if crate::istio::config::is_config_kind(&api_version, &kind) {
+                lines
+            } else {
+                lines.pruned(crate::kube::snapshot::LINE_PATHS)
+            },
+        ),
         cluster: None,
     };
     let at = location(file, line);
@@ -574,11 +655,13 @@ fn mesh_config_of(cm: &k8s_openapi::api::core::v1::ConfigMap) -> Option<Value> {
 }
 
 /// Reads a mesh config file (`--mesh-config`): YAML of the MeshConfig fields.
-pub fn load_mesh_config(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::ReadInput {
-        path: path.to_path_buf(),
-        source,
-    })?;
+pub fn load_mesh_config(path: &Path, limit: u64) -> Result<Value> {
+    let shown = path.display().to_string();
+    let text = utf8_text(
+        read_capped(path, &shown, limit)?,
+        &shown,
+        "a mesh config is YAML",
+    )?;
     let docs = yaml::parse_stream(&text).map_err(|e| Error::Parse {
         location: format!("{}:{}:{}", path.display(), e.line, e.column),
         message: e.message,
@@ -597,6 +680,7 @@ mod tests {
         let options = FileOptions {
             recursive: false,
             default_namespace: Some("default".into()),
+            max_input: None,
         };
         load_text(
             text,

@@ -27,6 +27,11 @@ use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Worklo
 
 const PAGE_SIZE: u32 = 500;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// A list is abandoned after this many pages (10 million objects of a kind): a server that
+/// never stops paginating cannot keep the command reading.
+const MAX_PAGES: usize = 20_000;
+/// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
+pub const TRIES: u32 = 3;
 
 /// A connected cluster.
 #[derive(Clone)]
@@ -38,6 +43,10 @@ pub struct Cluster {
     /// The context's namespace (or "default").
     pub default_namespace: String,
     pub timeout: Duration,
+    /// The command's overall deadline (`--timeout`), which every request also stops at.
+    pub deadline: Option<std::time::Instant>,
+    /// `--timeout` as given, for messages.
+    pub overall: Duration,
 }
 
 impl Debug for Cluster {
@@ -63,6 +72,10 @@ pub struct Connection {
     pub as_group: Vec<String>,
     /// Zero means the default.
     pub request_timeout: Duration,
+    /// The whole command's deadline (`--timeout`); zero: none.
+    pub timeout: Duration,
+    /// When the whole command must be done (`--timeout` after its start); `None` without one.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// The kubeconfig files kubectl would read: `--kubeconfig` alone; else every non-empty entry
@@ -185,9 +198,15 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
     } else {
         global.request_timeout
     };
-    config.connect_timeout = Some(timeout);
-    config.read_timeout = Some(timeout);
-    config.write_timeout = Some(timeout);
+    // kube's own timeouts are a backstop a second later: each request is bounded by
+    // `Cluster::request`, whose message names the flag.
+    let backstop = timeout + Duration::from_secs(1);
+    config.connect_timeout = Some(backstop);
+    config.read_timeout = Some(backstop);
+    config.write_timeout = Some(backstop);
+    // Throttling and unavailability are retried here, a few times and within the deadlines, so
+    // the message can say so (kube's own policy retries 15 times, with waits up to 1000s).
+    config.default_retry = false;
     // Lets audit logs (and our read-only test) tell mesh-doctor's requests apart.
     if let Ok(agent) =
         http::HeaderValue::from_str(&format!("mesh-doctor/{}", env!("CARGO_PKG_VERSION")))
@@ -216,6 +235,8 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
         server,
         default_namespace,
         timeout,
+        deadline: global.deadline,
+        overall: global.timeout,
     })
 }
 
@@ -288,6 +309,22 @@ pub enum ListError {
     Denied(String),
     /// The server could not be reached or did not answer in time.
     Unreachable(String),
+    /// The server answered, but not with the list: an HTTP error status (500, 429 after the
+    /// retries), a malformed or cut-off body, a pagination that never ends. The message says which.
+    Failed(String),
+    /// The command's overall deadline (`--timeout`) passed while reading.
+    Deadline(String),
+}
+
+impl ListError {
+    pub fn reason(&self) -> &str {
+        match self {
+            ListError::Denied(r)
+            | ListError::Unreachable(r)
+            | ListError::Failed(r)
+            | ListError::Deadline(r) => r,
+        }
+    }
 }
 
 impl Cluster {
@@ -305,6 +342,18 @@ impl Cluster {
         self.paginate(api).await
     }
 
+    /// Lists what `params` selects (labels, fields) through `api`, following `continue` tokens.
+    pub async fn list_selected<K>(
+        &self,
+        api: Api<K>,
+        params: &ListParams,
+    ) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        self.paginate_with(api, params.clone()).await
+    }
+
     /// Lists every object of a cluster-scoped kind.
     pub async fn list_cluster<K>(&self) -> Result<Vec<K>, ListError>
     where
@@ -318,26 +367,132 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
     {
+        self.paginate_with(api, ListParams::default()).await
+    }
+
+    async fn paginate_with<K>(&self, api: Api<K>, base: ListParams) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
-        loop {
-            let mut params = ListParams::default().limit(PAGE_SIZE);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let mut params = base.clone().limit(PAGE_SIZE);
             if let Some(t) = &token {
                 params = params.continue_token(t);
             }
-            let page = tokio::time::timeout(self.timeout, api.list(&params))
-                .await
-                .map_err(|_| {
-                    ListError::Unreachable(format!("no answer within {:?}", self.timeout))
-                })?
-                .map_err(|e| classify(&e))?;
+            let page = self.request(|| api.list(&params)).await?;
             items.extend(page.items);
             match page.metadata.continue_ {
-                Some(t) if !t.is_empty() => token = Some(t),
-                _ => break,
+                Some(t) if !t.is_empty() => {
+                    if !seen.insert(t.clone()) {
+                        return Err(ListError::Failed(format!(
+                            "the server's pagination does not end: it sent the continue token {:?} twice (after {} objects)",
+                            shorten(&t),
+                            items.len()
+                        )));
+                    }
+                    token = Some(t);
+                }
+                _ => return Ok(items),
             }
         }
-        Ok(items)
+        Err(ListError::Failed(format!(
+            "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
+            items.len()
+        )))
+    }
+
+    /// One API request, bounded by the request timeout and the overall deadline, tried again
+    /// (up to [`TRIES`] times) when the server throttles it (429) or is unavailable (503, 504).
+    pub async fn request<T, F, Fut>(&self, mut call: F) -> Result<T, ListError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = kube::Result<T>>,
+    {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (limit, by_deadline) = self.time_left();
+            let result = match tokio::time::timeout(limit, call()).await {
+                Ok(result) => result,
+                Err(_) if by_deadline => return Err(self.deadline_passed()),
+                Err(_) => {
+                    return Err(ListError::Unreachable(format!(
+                        "no answer within {} (--request-timeout)",
+                        crate::formats::duration::show_duration(self.timeout)
+                    )));
+                }
+            };
+            let error = match result {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            let retryable =
+                matches!(&error, kube::Error::Api(s) if matches!(s.code, 429 | 503 | 504));
+            if !retryable || tries >= TRIES {
+                let mut classified = classify(&error);
+                if retryable && let ListError::Failed(text) = &mut classified {
+                    text.push_str(&format!(", gave up after {tries} tries"));
+                }
+                return Err(classified);
+            }
+            // The server's hint (Status details.retryAfterSeconds), else 1s, 2s; never past a deadline.
+            let hint = match &error {
+                kube::Error::Api(s) => s
+                    .details
+                    .as_ref()
+                    .map(|d| d.retry_after_seconds)
+                    .filter(|&s| s > 0),
+                _ => None,
+            };
+            let wait = Duration::from_secs(hint.map_or(1 << (tries - 1), u64::from).min(10));
+            let (left, by_deadline) = self.time_left();
+            if wait >= left && by_deadline {
+                return Err(self.deadline_passed());
+            }
+            tokio::time::sleep(wait.min(left)).await;
+        }
+    }
+
+    /// The time a request may take: the request timeout, or less when the overall deadline is
+    /// nearer (then `true`).
+    fn time_left(&self) -> (Duration, bool) {
+        match self.deadline {
+            Some(at) => {
+                let left = at.saturating_duration_since(std::time::Instant::now());
+                if left < self.timeout {
+                    (left, true)
+                } else {
+                    (self.timeout, false)
+                }
+            }
+            None => (self.timeout, false),
+        }
+    }
+
+    fn deadline_passed(&self) -> ListError {
+        ListError::Deadline(format!(
+            "the reads did not finish within the command's deadline of {} (--timeout)",
+            crate::formats::duration::show_duration(self.overall)
+        ))
+    }
+
+    /// The error that ends the command for a failed read (`what`: "listing pods").
+    pub fn error(&self, e: ListError, what: &str) -> Error {
+        match e {
+            ListError::Denied(reason) => Error::Cluster(format!(
+                "{what} on {} ({}) was refused: {reason}",
+                self.name, self.server
+            )),
+            ListError::Unreachable(reason) => self.unreachable(format!("{what}: {reason}")),
+            ListError::Failed(reason) => self.failed(format!("{what}: {reason}")),
+            ListError::Deadline(_) => Error::Deadline {
+                after: crate::formats::duration::show_duration(self.overall),
+                doing: format!("still {what} from {}", self.server),
+            },
+        }
     }
 
     /// Gets one object, `Ok(None)` when it does not exist.
@@ -345,10 +500,15 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
     {
-        tokio::time::timeout(self.timeout, api.get_opt(name))
-            .await
-            .map_err(|_| ListError::Unreachable(format!("no answer within {:?}", self.timeout)))?
-            .map_err(|e| classify(&e))
+        self.request(|| api.get_opt(name)).await
+    }
+
+    /// The server answered, but not with what was asked (see [`ListError::Failed`]).
+    pub fn failed(&self, message: String) -> Error {
+        Error::Cluster(format!(
+            "the Kubernetes API server {} failed a request: {message}",
+            self.server
+        ))
     }
 
     pub fn unreachable(&self, message: String) -> Error {
@@ -359,34 +519,8 @@ impl Cluster {
     }
 }
 
-/// Sorts a kube error into "denied" (the rest can go on) or "unreachable" (stop).
-pub fn classify(error: &kube::Error) -> ListError {
-    match error {
-        kube::Error::Api(status) if matches!(status.code, 401 | 403 | 404) => {
-            ListError::Denied(if status.message.is_empty() {
-                format!("HTTP {}", status.code)
-            } else {
-                status.message.clone()
-            })
-        }
-        other => ListError::Unreachable(flatten(other)),
-    }
-}
-
-/// An error with its sources, e.g. "error trying to connect: tcp connect error: Connection refused".
-pub fn flatten(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = s.source();
-    }
-    text
-}
+use super::live_errors::shorten;
+pub use super::live_errors::{classify, flatten};
 
 fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>> {
     items
@@ -412,7 +546,24 @@ fn not_system<T: crate::kube::snapshot::Object>(items: Vec<T>) -> Vec<T> {
 pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Result<Snapshot> {
     let c = cluster;
     let ns = namespace;
-    let (namespaces, pods, services, deployments, statefulsets, daemonsets, cronjobs) = tokio::join!(
+    // One batch, so a hung server costs one request timeout (or the overall deadline), not two.
+    let (
+        namespaces,
+        pods,
+        services,
+        deployments,
+        statefulsets,
+        daemonsets,
+        cronjobs,
+        webhooks,
+        config_maps,
+        istio_deployments,
+        istio_services,
+        pdbs,
+        slices,
+        events,
+        policies,
+    ) = tokio::join!(
         async {
             match ns {
                 Some(name) => c
@@ -428,8 +579,6 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         c.list::<StatefulSet>(ns),
         c.list::<DaemonSet>(ns),
         c.list::<CronJob>(ns),
-    );
-    let (webhooks, config_maps, istio_deployments, istio_services, pdbs, slices, events, policies) = tokio::join!(
         c.list_cluster::<MutatingWebhookConfiguration>(),
         c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
         c.list::<Deployment>(Some(ISTIO_NAMESPACE)),
@@ -443,6 +592,8 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     let mut snapshot = Snapshot::default();
     let mut read_any = false;
     let mut unreachable: Option<String> = None;
+    let mut failed: Option<String> = None;
+    let mut late: Option<&str> = None;
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     macro_rules! take {
         ($result:expr, $kind:literal, |$items:ident| $body:expr) => {
@@ -455,7 +606,13 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
                     snapshot.unavailable.insert($kind, reason);
                 }
                 Err(ListError::Unreachable(reason)) => {
-                    unreachable.get_or_insert(reason);
+                    unreachable.get_or_insert(format!("cannot list {}: {reason}", $kind));
+                }
+                Err(ListError::Failed(reason)) => {
+                    failed.get_or_insert(format!("cannot list {}: {reason}", $kind));
+                }
+                Err(ListError::Deadline(_)) => {
+                    late.get_or_insert($kind);
                 }
             }
         };
@@ -537,12 +694,30 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     if let Some(reason) = istio.unreachable {
         unreachable.get_or_insert(reason);
     }
+    if let Some(reason) = istio.failed {
+        failed.get_or_insert(reason);
+    }
+    if let Some(kind) = istio.late {
+        late.get_or_insert(kind);
+    }
     super::live_config::beyond_scope(c, ns, &mut snapshot).await;
     super::live_config::gateway_secrets(c, &mut snapshot).await;
     super::live_config::nodes(c, &mut snapshot).await;
 
+    if let Some(kind) = late {
+        return Err(cluster.error(
+            ListError::Deadline(String::new()),
+            &format!("reading {kind}"),
+        ));
+    }
     if let Some(reason) = unreachable {
         return Err(cluster.unreachable(reason));
+    }
+    if let Some(reason) = failed {
+        return Err(Error::Cluster(format!(
+            "the Kubernetes API server {} ({}) failed a read, so the analysis would be incomplete: {reason}",
+            cluster.server, cluster.name
+        )));
     }
     if !read_any {
         let reasons: Vec<String> = snapshot

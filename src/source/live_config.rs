@@ -42,6 +42,10 @@ pub struct Read {
     pub objects: Vec<Located<ConfigObject>>,
     pub unavailable: BTreeMap<&'static str, String>,
     pub unreachable: Option<String>,
+    /// The server answered a list with an error (500, malformed body...): the message.
+    pub failed: Option<String>,
+    /// The command's deadline (`--timeout`) passed while listing this kind.
+    pub late: Option<&'static str>,
 }
 
 /// Lists every served Istio config kind in every namespace: Istio's config crosses namespaces
@@ -71,6 +75,8 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
                     }
                 }
                 ListError::Unreachable(reason) => read.unreachable = Some(reason),
+                ListError::Failed(reason) => read.failed = Some(reason),
+                ListError::Deadline(_) => read.late = Some("the served Istio kinds"),
             }
             return read;
         }
@@ -110,6 +116,13 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             }
             Err(ListError::Unreachable(reason)) => {
                 read.unreachable.get_or_insert(reason);
+            }
+            Err(ListError::Failed(reason)) => {
+                read.failed
+                    .get_or_insert(format!("cannot list {}: {reason}", plural(&resource.kind)));
+            }
+            Err(ListError::Deadline(_)) => {
+                read.late.get_or_insert("Istio configuration");
             }
         }
     }
@@ -221,7 +234,8 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
                 }));
             }
             Ok(None) => {}
-            Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+            Err(e) => {
+                let reason = e.reason().to_string();
                 snapshot.unavailable.insert("secrets", reason);
             }
         }
@@ -248,7 +262,8 @@ pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
                 })
                 .collect()
         }
-        Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+        Err(e) => {
+            let reason = e.reason().to_string();
             snapshot.unavailable.insert("nodes", reason);
         }
     }
@@ -278,7 +293,8 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
                 .map(Located::new)
                 .collect()
         }
-        Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+        Err(e) => {
+            let reason = e.reason().to_string();
             snapshot.unavailable.insert(PODS_BEYOND, reason);
         }
     }
@@ -290,7 +306,8 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
                 .map(Located::new)
                 .collect()
         }
-        Err(ListError::Denied(reason)) | Err(ListError::Unreachable(reason)) => {
+        Err(e) => {
+            let reason = e.reason().to_string();
             snapshot.unavailable.insert(SERVICES_BEYOND, reason);
         }
     }

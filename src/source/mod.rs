@@ -4,4 +4,5 @@ pub mod dns;
 pub mod files;
 pub mod live;
 pub mod live_config;
+mod live_errors;
 pub mod pod;

@@ -13,38 +13,32 @@ use crate::diagnosis::{Lookup, PodContext};
 use crate::error::{Error, Result};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::kube::snapshot::Located;
-use crate::source::live::{self, Cluster, ListError};
+use crate::source::live::{Cluster, ListError};
 
 /// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
 pub fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     match result {
         Ok(Some(v)) => Lookup::Found(v),
         Ok(None) => Lookup::Missing,
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+        Err(e) => Lookup::Unknown(e.reason().to_string()),
     }
 }
 
 pub fn lookup_list<T>(result: std::result::Result<Vec<T>, ListError>) -> Lookup<Vec<T>> {
     match result {
         Ok(v) => Lookup::Found(v),
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+        Err(e) => Lookup::Unknown(e.reason().to_string()),
     }
 }
 
 /// Reads what surrounds the pod, concurrently; what cannot be read is `Unknown`.
 pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
     let c = cluster;
-    let istiod_pods = async {
-        let api: Api<Pod> = Api::namespaced(c.client.clone(), ISTIO_NAMESPACE);
-        let params = kube::api::ListParams::default().labels("app=istiod");
-        match tokio::time::timeout(c.timeout, api.list(&params)).await {
-            Err(_) => Err(ListError::Unreachable(format!(
-                "no answer within {:?}",
-                c.timeout
-            ))),
-            Ok(result) => result.map(|l| l.items).map_err(|e| live::classify(&e)),
-        }
-    };
+    let istiod_selector = kube::api::ListParams::default().labels("app=istiod");
+    let istiod_pods = c.list_selected(
+        Api::<Pod>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
+        &istiod_selector,
+    );
     let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
         c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
         c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
@@ -65,7 +59,7 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         namespace: lookup(ns),
         webhooks: match webhooks {
             Ok(items) => Lookup::Found(items.into_iter().map(Located::new).collect()),
-            Err(ListError::Denied(r) | ListError::Unreachable(r)) => Lookup::Unknown(r),
+            Err(e) => Lookup::Unknown(e.reason().to_string()),
         },
         istio_endpoint_slices: lookup_list(slices),
         istio_namespace: lookup(istio_ns),
@@ -90,6 +84,7 @@ pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<P
             cluster.name
         ))),
         Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
+        Err(other) => Err(cluster.error(other, &format!("reading pod {namespace}/{name}"))),
     }
 }
 

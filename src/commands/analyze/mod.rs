@@ -129,6 +129,11 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub probe_timeout: Duration,
 
+    /// The largest input file (or stdin) read, e.g. 64Mi, 1Gi; a larger one is exit 65
+    #[arg(long, value_name = "SIZE", value_parser = crate::formats::duration::parse_size,
+          default_value = files::DEFAULT_MAX_INPUT_FLAG)]
+    pub max_input_size: u64,
+
     /// Accept a partial result: exit 0 rather than 69 when a read or an analyzer was skipped
     /// (RBAC, errors, timeouts) and nothing reaches the failure threshold
     #[arg(long)]
@@ -257,6 +262,7 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
         let options = FileOptions {
             recursive: args.recursive,
             default_namespace: (!args.all_namespaces).then(|| namespace.clone()),
+            max_input: Some(args.max_input_size),
         };
         let (from_files, stats) = files::load(&paths, &options).map_err(parse_errors)?;
         tracing::info!(
@@ -276,7 +282,7 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
         snapshot.extend(from_files);
     }
     if let Some(path) = &args.mesh_config {
-        snapshot.mesh_config = Some(files::load_mesh_config(path)?);
+        snapshot.mesh_config = Some(files::load_mesh_config(path, args.max_input_size)?);
     }
 
     let mut report: Report = analyzers::run(&snapshot, &args.analyzer);

@@ -64,7 +64,7 @@ pods/portforward), or with --direct on the pod IP when mesh-doctor runs inside t
 Examples:
   kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop
   kubectl mesh-doctor bootstrap explain pod/web-7d4b9 -n shop -o json
-  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop --direct --timeout 2s
+  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop --direct --probe-timeout 2s
 
 Exit codes:
   0   no check failed at Error level (warnings and live differences alone pass)
@@ -105,7 +105,7 @@ pub struct ExplainArgs {
 
     /// Time allowed to connect to the admin port, and for /config_dump to answer
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    pub timeout: Duration,
+    pub probe_timeout: Duration,
 
     /// Ask the running Envoy for its /config_dump to compare (the default)
     #[arg(long, overrides_with = "no_probe")]
@@ -137,7 +137,7 @@ fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     match result {
         Ok(Some(v)) => Lookup::Found(v),
         Ok(None) => Lookup::Missing,
-        Err(ListError::Denied(reason) | ListError::Unreachable(reason)) => Lookup::Unknown(reason),
+        Err(e) => Lookup::Unknown(e.reason().to_string()),
     }
 }
 
@@ -239,7 +239,8 @@ async fn surroundings(
         match result {
             Some(Ok(Some(cm))) => mesh_config_maps.push(cm),
             Some(Ok(None)) | None => {}
-            Some(Err(ListError::Denied(reason) | ListError::Unreachable(reason))) => {
+            Some(Err(e)) => {
+                let reason = e.reason();
                 notes.push(format!(
                     "the mesh ConfigMap {ISTIO_NAMESPACE}/{name} could not be read ({reason}): its defaultConfig is not taken into account"
                 ));
@@ -292,8 +293,8 @@ async fn live_bootstrap(
         return Err("not asked (--no-probe)".to_string());
     }
     let limits = Limits {
-        connect_timeout: args.timeout,
-        request_timeout: args.timeout,
+        connect_timeout: args.probe_timeout,
+        request_timeout: args.probe_timeout,
         ..Limits::default()
     };
     let path = format!("/config_dump?mask={}", url_encode("bootstrap"));

@@ -53,6 +53,8 @@ Checks (each problem is a finding with the JSON path into the document and its l
   MD0309  a real `envoy --mode validate` accepts the file (when an Envoy binary is found)
   MD0310  an Istio proxy's node.id has the <pod>.<namespace> and <namespace>.svc.<domain> parts
   MD0311  no two static listeners (or the admin interface and a listener) bind the same address
+  MD0312  the fields of the messages MD0308 checks have values of the right type (a mapping for
+          a message, a list of mappings for clusters and listeners, a string for node.id...)
 
 Envoy is looked for in --envoy, then $MESH_DOCTOR_ENVOY, then `envoy` on PATH; --no-envoy runs
 only the static checks. YAML input is given to Envoy as a temporary JSON copy.
@@ -106,6 +108,11 @@ pub struct ValidateArgs {
     /// How long `envoy --mode validate` may run before it is stopped
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
     pub envoy_timeout: Duration,
+
+    /// The largest bootstrap file (or stdin) read, e.g. 64Mi; a larger one is exit 65
+    #[arg(long, value_name = "SIZE", value_parser = crate::formats::duration::parse_size,
+          default_value = crate::source::files::DEFAULT_MAX_INPUT_FLAG)]
+    pub max_input_size: u64,
 
     /// Output format
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
@@ -197,7 +204,7 @@ fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
     } else {
         Arc::from(args.file.display().to_string())
     };
-    let text = read_input(&args.file, stdin, &shown)?;
+    let text = read_input(&args.file, stdin, &shown, args.max_input_size)?;
     let file_name = (!stdin).then(|| args.file.to_string_lossy().into_owned());
     let format = Format::detect(file_name.as_deref(), &text);
     let parsed = bootstrap::parse(&text, format);
@@ -313,32 +320,10 @@ fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
     })
 }
 
-fn read_input(path: &Path, stdin: bool, shown: &str) -> Result<String> {
-    let bytes = if stdin {
-        let mut buf = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut buf)
-            .map_err(|source| Error::ReadInput {
-                path: PathBuf::from("-"),
-                source,
-            })?;
-        buf
-    } else {
-        fs::read(path).map_err(|source| Error::ReadInput {
-            path: path.to_path_buf(),
-            source,
-        })?
-    };
-    String::from_utf8(bytes).map_err(|e| {
-        let offset = e.utf8_error().valid_up_to();
-        Error::Parse {
-            location: shown.to_string(),
-            message: format!(
-                "not UTF-8 text (invalid byte at offset {offset}); a bootstrap is JSON or YAML"
-            ),
-        }
-    })
+fn read_input(path: &Path, stdin: bool, shown: &str, limit: u64) -> Result<String> {
+    let path = if stdin { Path::new("-") } else { path };
+    let bytes = crate::source::files::read_capped(path, shown, limit)?;
+    crate::source::files::utf8_text(bytes, shown, "a bootstrap is JSON or YAML")
 }
 
 /// A problem as a finding about the bootstrap file, pointing at its line.

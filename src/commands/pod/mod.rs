@@ -47,7 +47,7 @@ Logs need `get` on pods/log. What cannot be read is reported, never fatal.
 Examples:
   kubectl mesh-doctor pod web-7d4b9 -n shop
   kubectl mesh-doctor pod web-7d4b9 -n shop -o json
-  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --timeout 2s     # from a Job in the cluster
+  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s   # inside the cluster
 
 Exit codes:
   0   healthy (or starting), or nothing at or above the failure threshold, everything read
@@ -88,7 +88,7 @@ pub struct PodArgs {
 
     /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    pub timeout: Duration,
+    pub probe_timeout: Duration,
 
     /// The lowest finding level that makes the command exit 79
     #[arg(long, value_name = "LEVEL", value_parser = crate::flags::level_parser(), default_value = "Warning")]
@@ -160,7 +160,7 @@ pub async fn run(args: PodArgs, global: &Global) -> Result<u8> {
     let namespace = live::scope_namespace(global, Some(&cluster));
     let options = ProbeOptions {
         direct: args.direct,
-        ..ProbeOptions::with_timeout(args.timeout)
+        ..ProbeOptions::with_timeout(args.probe_timeout)
     };
     tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "examining pod");
     let report = examine(

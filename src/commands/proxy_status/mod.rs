@@ -140,7 +140,7 @@ pub struct ProxyStatusArgs {
 
     /// Time allowed for each istiod, to connect and to answer
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
-    pub timeout: Duration,
+    pub istiod_timeout: Duration,
 
     /// The namespace istiod runs in
     #[arg(short = 'i', long, value_name = "NAMESPACE", default_value = ISTIO_NAMESPACE)]
@@ -526,6 +526,7 @@ async fn gather_live(
             None
         }
         Err(ListError::Unreachable(reason)) => return Err(cluster.unreachable(reason)),
+        Err(other) => return Err(cluster.error(other, "listing pods")),
     };
     Ok(Gathered {
         istiods,
@@ -577,7 +578,7 @@ async fn istiod_at_url(
     };
     let (syncz, version) = match ip {
         Ok(ip) => {
-            let transport = Direct::new(ip, limits(args.timeout));
+            let transport = Direct::new(ip, limits(args.istiod_timeout));
             ask(&transport, port, &prefix, namespace).await
         }
         Err(e) => (Err(e), None),
@@ -609,18 +610,17 @@ async fn istiods_in_cluster(
     }
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), &args.istio_namespace);
     let params = ListParams::default().labels(&selector);
-    let listed = tokio::time::timeout(cluster.timeout, api.list(&params))
-        .await
-        .map_err(|_| cluster.unreachable(format!("no answer within {:?}", cluster.timeout)))?;
+    let listed = cluster.list_selected(api, &params).await;
     let pods = match listed {
-        Ok(list) => list.items,
+        Ok(items) => items,
         Err(e) => {
-            return Err(match live::classify(&e) {
+            return Err(match e {
                 ListError::Denied(reason) => Error::Cluster(format!(
                     "cannot list istiod's pods ({selector}) in {}: {reason}; use --istiod-url to ask an istiod you can reach",
                     args.istio_namespace
                 )),
                 ListError::Unreachable(reason) => cluster.unreachable(reason),
+                other => cluster.error(other, "listing istiod's pods"),
             });
         }
     };
@@ -673,7 +673,7 @@ async fn istiods_in_cluster(
             cluster.client.clone(),
             &args.istio_namespace,
             &name,
-            limits(args.timeout),
+            limits(args.istiod_timeout),
         );
         tracing::info!(istiod = %name, "asking for /debug/syncz through a port-forward");
         let (syncz, version) = ask(&transport, ISTIOD_MONITORING_PORT, "", namespace).await;
