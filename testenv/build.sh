@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Build (or reuse) the binaries of the mesh-doctor test environment.
 #
-# Usage: testenv/build.sh [--kcm] [--istio] [--krew] [--no-kubectl] [--only NAME[,NAME...]]
+# Usage: testenv/build.sh [--kcm] [--istio] [--node] [--krew] [--no-kubectl] [--only NAME[,NAME...]]
 #   NAME: etcd kwok kube-apiserver kubectl kube-controller-manager envoy pilot-discovery istioctl krew
+#         kubelet kube-scheduler kube-proxy coredns pilot-agent
 #   --kcm also builds kube-controller-manager (for TESTENV_KCM=1 up.sh);
-#   --istio also builds pilot-discovery and istioctl; --krew builds krew (for the release test).
+#   --istio also builds pilot-discovery and istioctl; --krew builds krew (for the release test);
+#   --node builds what node-up.sh needs: kube-controller-manager, kubelet, kube-scheduler,
+#     kube-proxy, coredns, pilot-discovery, istioctl and pilot-agent (one at a time).
 #
 # Binaries land in ${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}/bin/<name>-<version>.
 # An existing binary is never rebuilt: delete it to force a rebuild. GOMODCACHE
@@ -16,6 +19,7 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 
 want_istio=0
 want_kcm=0
+want_node=0
 want_krew=0
 want_kubectl=1
 only=""
@@ -23,10 +27,11 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --istio) want_istio=1 ;;
     --kcm) want_kcm=1 ;;
+    --node) want_node=1; want_kcm=1; want_istio=1 ;;
     --krew) want_krew=1 ;;
     --no-kubectl) want_kubectl=0 ;;
     --only) only="$2"; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) testenv_die "unknown argument: $1" ;;
   esac
   shift
@@ -38,6 +43,7 @@ selected() { # $1 = name
     kubectl) [[ $want_kubectl == 1 ]] ;;
     pilot-discovery|istioctl) [[ $want_istio == 1 ]] ;;
     kube-controller-manager) [[ $want_kcm == 1 ]] ;;
+    kubelet|kube-scheduler|kube-proxy|coredns|pilot-agent) [[ $want_node == 1 ]] ;;
     krew) [[ $want_krew == 1 ]] ;;
     *) return 0 ;;
   esac
@@ -129,6 +135,29 @@ if selected istioctl; then
   check_pin istio istio.io/istio "$ISTIO_PSEUDO_VERSION"
   go_build istioctl "$ISTIOCTL_BIN" istio istio.io/istio/istioctl/cmd/istioctl \
     "-X istio.io/istio/pkg/version.buildVersion=$ISTIO_VERSION -X istio.io/istio/pkg/version.buildStatus=Clean"
+fi
+if selected kubelet; then
+  check_pin kube k8s.io/kubernetes "$KUBE_VERSION"
+  go_build kubelet "$KUBELET_BIN" kube k8s.io/kubernetes/cmd/kubelet "$(kube_ldflags)"
+fi
+if selected kube-scheduler; then
+  check_pin kube k8s.io/kubernetes "$KUBE_VERSION"
+  go_build kube-scheduler "$KUBE_SCHEDULER_BIN" kube k8s.io/kubernetes/cmd/kube-scheduler "$(kube_ldflags)"
+fi
+if selected kube-proxy; then
+  check_pin kube k8s.io/kubernetes "$KUBE_VERSION"
+  go_build kube-proxy "$KUBE_PROXY_BIN" kube k8s.io/kubernetes/cmd/kube-proxy "$(kube_ldflags)"
+fi
+if selected pilot-agent; then
+  check_pin istio istio.io/istio "$ISTIO_PSEUDO_VERSION"
+  go_build pilot-agent "$PILOT_AGENT_BIN" istio istio.io/istio/pilot/cmd/pilot-agent \
+    "-X istio.io/istio/pkg/version.buildVersion=$ISTIO_VERSION -X istio.io/istio/pkg/version.buildStatus=Clean"
+fi
+if selected coredns; then
+  check_pin coredns github.com/coredns/coredns "$COREDNS_VERSION"
+  # local main package (main.go: only the plugins the node uses)
+  go_build coredns "$COREDNS_BIN" coredns . \
+    "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION"
 fi
 
 if selected krew; then

@@ -14,6 +14,7 @@ ENVOY_VERSION="1.40.0"
 # eed52ebb66ad (2026-08-27) is master with VERSION file 1.31, i.e. 1.31-dev.
 ISTIO_VERSION="1.31.0-dev-eed52ebb"
 ISTIO_PSEUDO_VERSION="v0.0.0-20260827124520-eed52ebb66ad"
+COREDNS_VERSION="v1.15.0"
 # krew, the kubectl plugin manager, for the release test (scripts/release-test.sh).
 KREW_VERSION="v0.4.3"
 
@@ -29,6 +30,19 @@ ENVOY_VENV="$MESH_DOCTOR_CACHE/envoy-venv-$ENVOY_VERSION"
 # Symlink to the real (static) envoy binary inside the venv (not the python shim).
 ENVOY_BIN="$TESTENV_BIN/envoy-$ENVOY_VERSION"
 PILOT_DISCOVERY_BIN="$TESTENV_BIN/pilot-discovery-$ISTIO_VERSION"
+PILOT_AGENT_BIN="$TESTENV_BIN/pilot-agent-$ISTIO_VERSION"
+# real node (node-up.sh)
+KUBELET_BIN="$TESTENV_BIN/kubelet-$KUBE_VERSION"
+KUBE_SCHEDULER_BIN="$TESTENV_BIN/kube-scheduler-$KUBE_VERSION"
+KUBE_PROXY_BIN="$TESTENV_BIN/kube-proxy-$KUBE_VERSION"
+COREDNS_BIN="$TESTENV_BIN/coredns-$COREDNS_VERSION"
+# locally built images (tarballs for `ctr image import`)
+TESTENV_IMAGES="$MESH_DOCTOR_CACHE/images"
+# Registry part of the image names. Nothing listens there: a missing image fails to pull
+# at once (connection refused) and the pod shows ErrImagePull / ImagePullBackOff.
+TESTENV_IMAGE_HUB="localhost/mesh-doctor"
+PAUSE_VERSION="1.0"
+APP_VERSION="1.0"
 ISTIOCTL_BIN="$TESTENV_BIN/istioctl-$ISTIO_VERSION"
 KREW_BIN="$TESTENV_BIN/krew-$KREW_VERSION"
 
@@ -43,4 +57,21 @@ testenv_modcache_dir() { # $1=module path, $2=version
     if command -v go >/dev/null 2>&1; then modcache="$(go env GOMODCACHE)"; else modcache="$HOME/go/pkg/mod"; fi
   fi
   printf '%s/%s@%s\n' "$modcache" "$1" "$2"
+}
+
+# Addresses of a real-node instance (node-up.sh), from its port offset K (0..99):
+# veth host side REAL_HOST_IP (the apiserver listens there), node side REAL_NODE_IP (kubelet,
+# CoreDNS), pod CIDR 10.244.K.0/24, service CIDR 10.96.K.0/24, all in namespaces we create.
+testenv_real_net() { # $1 = port offset
+  local k="$1"
+  REAL_NETNS="mdnode-$TESTENV_NAME"
+  REAL_VETH_HOST="mdv-$TESTENV_NAME"
+  REAL_HOST_IP="10.201.$k.1"
+  REAL_NODE_IP="10.201.$k.2"
+  REAL_POD_CIDR="10.244.$k.0/24"
+  REAL_SERVICE_CIDR="10.96.$k.0/24"
+  REAL_KUBERNETES_SVC_IP="10.96.$k.1"
+  REAL_DNS_IP="$REAL_NODE_IP"
+  REAL_NODE_NAME="$TESTENV_NAME-node"
+  REAL_CGROUP="mesh-doctor-$TESTENV_NAME"
 }

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Start a real test cluster: etcd + kube-apiserver + kwok (fake kubelet).
+# With TESTENV_REAL=1 (used by testenv/node-up.sh): no kwok; the apiserver listens on the
+# instance's veth address with the ServiceAccount and webhook admission plugins on, and
+# kube-controller-manager runs; node-up.sh then adds a real kubelet.
 #
 # Binaries come from testenv/build.sh (run it first; it is a no-op when cached).
 # Prints `export ...` lines on stdout; everything else goes to stderr, so
@@ -39,13 +42,26 @@ TESTENV_KWOK_STAGE_CRD="${TESTENV_KWOK_STAGE_CRD:-0}"
 # Set TESTENV_KCM=1 to also run kube-controller-manager (build it with build.sh --kcm):
 # namespace deletion, default ServiceAccounts, EndpointSlices, Deployments -> Pods, GC.
 TESTENV_KCM="${TESTENV_KCM:-0}"
+TESTENV_REAL="${TESTENV_REAL:-0}"
+if [[ "$TESTENV_REAL" == 1 ]]; then
+  testenv_real_net "$TESTENV_PORT_OFFSET"
+  TESTENV_KCM=1
+  TESTENV_APISERVER_IP="${TESTENV_APISERVER_IP:-$REAL_HOST_IP}"
+  TESTENV_SERVICE_CIDR="${TESTENV_SERVICE_CIDR:-$REAL_SERVICE_CIDR}"
+  TESTENV_KUBERNETES_SVC_IP="$REAL_KUBERNETES_SVC_IP"
+  TESTENV_NODE_NAME="${TESTENV_NODE_NAME_REAL:-$REAL_NODE_NAME}"
+else
+  TESTENV_APISERVER_IP="${TESTENV_APISERVER_IP:-127.0.0.1}"
+  TESTENV_SERVICE_CIDR="${TESTENV_SERVICE_CIDR:-10.96.0.0/16}"
+  TESTENV_KUBERNETES_SVC_IP=10.96.0.1
+fi
 
 D="$TESTENV_DIR"
 E="$TESTENV_ETCD_DIR"
 # Serialize up.sh/down.sh calls for the same instance (e.g. parallel test processes).
 exec 9>"$D.lock"
 flock -w 300 9 || testenv_die "timed out waiting for the lock $D.lock"
-API_URL="https://127.0.0.1:$TESTENV_APISERVER_PORT"
+API_URL="https://$TESTENV_APISERVER_IP:$TESTENV_APISERVER_PORT"
 ETCD_URL="http://127.0.0.1:$TESTENV_ETCD_CLIENT_PORT"
 
 if [[ -n "${KUBECTL:-}" ]]; then :
@@ -70,6 +86,7 @@ export TESTENV_APISERVER_URL=$API_URL
 export TESTENV_KWOK_PORT=$TESTENV_KWOK_PORT
 export TESTENV_NODE_NAME=$TESTENV_NODE_NAME
 export TESTENV_KUBECTL=$KUBECTL
+export TESTENV_REAL=$TESTENV_REAL
 EOF
 }
 
@@ -117,9 +134,9 @@ kc() { "$KUBECTL" --kubeconfig "$D/kubeconfig" "$@"; }
 node_ready() {
   [[ "$(kc get node "$TESTENV_NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" == True ]]
 }
-if pid_alive "$D/kube-apiserver.pid" && pid_alive "$D/kwok.pid" && apiserver_ready \
+if pid_alive "$D/kube-apiserver.pid" && { [[ "$TESTENV_REAL" == 1 ]] || pid_alive "$D/kwok.pid"; } && apiserver_ready \
    && { [[ "$TESTENV_KCM" != 1 ]] || pid_alive "$D/kube-controller-manager.pid"; }; then
-  if node_ready; then
+  if [[ "$TESTENV_REAL" == 1 ]] || node_ready; then
     testenv_log "testenv '$TESTENV_NAME' is already up ($API_URL, state in $D)"
     print_env
     exit 0
@@ -138,7 +155,9 @@ for p in kwok kube-controller-manager kube-apiserver; do
   rm -f "$D/$p.pid"
 done
 
-for port in "$TESTENV_APISERVER_PORT" "$TESTENV_KWOK_PORT"; do
+_ports=("$TESTENV_APISERVER_PORT")
+[[ "$TESTENV_REAL" == 1 ]] || _ports+=("$TESTENV_KWOK_PORT")
+for port in "${_ports[@]}"; do
   if port_busy "$port"; then testenv_die "port $port is already in use (set TESTENV_*_PORT)"; fi
 done
 
@@ -159,11 +178,23 @@ if [[ ! -f "$D/pki/apiserver.crt" ]]; then
       -keyout ca.key -out ca.crt 2>/dev/null
     openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
       -keyout apiserver.key -out apiserver.csr 2>/dev/null
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.96.0.1\nextendedKeyUsage=serverAuth\n' >san.ext
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:%s,IP:%s\nextendedKeyUsage=serverAuth\n' \
+      "$TESTENV_KUBERNETES_SVC_IP" "$TESTENV_APISERVER_IP" >san.ext
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -extfile san.ext -out apiserver.crt 2>/dev/null
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+  )
+fi
+if [[ ! -f "$D/pki/kubelet-client.crt" ]]; then
+  (
+    cd "$D/pki"
+    # client cert the apiserver shows to kubelets (real mode), group system:masters
+    openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+      -keyout kubelet-client.key -out kubelet-client.csr 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
+    openssl x509 -req -in kubelet-client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+      -extfile client.ext -out kubelet-client.crt 2>/dev/null
   )
 fi
 if [[ ! -f "$D/admin.token" ]]; then
@@ -241,12 +272,21 @@ mkdir -p "$E/users"
 echo "$D" >"$E/users/$TESTENV_NAME"
 
 # ---------------------------------------------------------------- kube-apiserver
+if [[ "$TESTENV_REAL" == 1 ]]; then
+  # The default admission plugins (ServiceAccount, MutatingAdmissionWebhook,
+  # ValidatingAdmissionWebhook, ...) and the lease endpoint reconciler, so that the
+  # `kubernetes` Service has endpoints that pods reach through kube-proxy.
+  admission_flags=(--endpoint-reconciler-type lease)
+else
+  admission_flags=(--disable-admission-plugins ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook
+    --endpoint-reconciler-type none)
+fi
 testenv_log "kube-apiserver: starting ($KUBE_APISERVER_BIN)"
 start_bg "$D/kube-apiserver.pid" "$D/kube-apiserver.log" "$KUBE_APISERVER_BIN" \
   --etcd-servers "$ETCD_URL" \
   --etcd-prefix "$TESTENV_ETCD_PREFIX" \
-  --bind-address 127.0.0.1 \
-  --advertise-address 127.0.0.1 \
+  --bind-address "$TESTENV_APISERVER_IP" \
+  --advertise-address "$TESTENV_APISERVER_IP" \
   --secure-port "$TESTENV_APISERVER_PORT" \
   --cert-dir "$D/pki" \
   --tls-cert-file "$D/pki/apiserver.crt" \
@@ -256,11 +296,12 @@ start_bg "$D/kube-apiserver.pid" "$D/kube-apiserver.log" "$KUBE_APISERVER_BIN" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$D/pki/sa.pub" \
   --service-account-signing-key-file "$D/pki/sa.key" \
-  --service-cluster-ip-range 10.96.0.0/16 \
+  --service-cluster-ip-range "$TESTENV_SERVICE_CIDR" \
   --allow-privileged=true \
-  --disable-admission-plugins ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
-  --endpoint-reconciler-type none \
+  "${admission_flags[@]}" \
   --kubelet-preferred-address-types InternalIP,Hostname \
+  --kubelet-client-certificate "$D/pki/kubelet-client.crt" \
+  --kubelet-client-key "$D/pki/kubelet-client.key" \
   --audit-policy-file "$D/audit-policy.yaml" \
   --audit-log-path "$D/audit.log" \
   --audit-log-maxsize 100 \
@@ -334,6 +375,9 @@ EOF
 # ---------------------------------------------------------------- kube-controller-manager (optional)
 if [[ "$TESTENV_KCM" == 1 ]]; then
   [[ -x "$KUBE_CONTROLLER_MANAGER_BIN" ]] || testenv_die "TESTENV_KCM=1 but $KUBE_CONTROLLER_MANAGER_BIN is missing: run testenv/build.sh --kcm"
+  kcm_controllers='*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-persistentvolume-attach-detach-controller'
+  # a real kubelet registers its node tainted not-ready: the node lifecycle controller lifts it
+  [[ "$TESTENV_REAL" == 1 ]] && kcm_controllers="${kcm_controllers/,-node-lifecycle-controller/}"
   testenv_log "kube-controller-manager: starting ($KUBE_CONTROLLER_MANAGER_BIN)"
   # No serving port (--secure-port 0); node lifecycle/IPAM off so kwok nodes are never tainted or evicted.
   start_bg "$D/kube-controller-manager.pid" "$D/kube-controller-manager.log" "$KUBE_CONTROLLER_MANAGER_BIN" \
@@ -343,11 +387,17 @@ if [[ "$TESTENV_KCM" == 1 ]]; then
     --use-service-account-credentials=false \
     --service-account-private-key-file "$D/pki/sa.key" \
     --root-ca-file "$D/pki/ca.crt" \
-    --service-cluster-ip-range 10.96.0.0/16 \
-    --controllers '*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-persistentvolume-attach-detach-controller'
+    --service-cluster-ip-range "$TESTENV_SERVICE_CIDR" \
+    --controllers "$kcm_controllers"
   default_sa() { kc -n default get serviceaccount default >/dev/null 2>&1; }
   wait_for "kube-controller-manager (default ServiceAccount)" 60 "$D/kube-controller-manager.pid" default_sa
   testenv_log "kube-controller-manager: running"
+fi
+
+if [[ "$TESTENV_REAL" == 1 ]]; then
+  testenv_log "control plane of '$TESTENV_NAME' is up (real mode: the node comes from node-up.sh)"
+  print_env
+  exit 0
 fi
 
 # ---------------------------------------------------------------- kwok

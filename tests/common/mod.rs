@@ -6,6 +6,8 @@
 //! (its state directory) and fail with a clear message when it is not set.
 #![allow(dead_code)]
 
+pub mod real;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
