@@ -7,6 +7,7 @@ use mesh_doctor::output::style::{Stream, Styles};
 use mesh_doctor::{commands, exit};
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Not commands for people (so not in --help or the completion scripts): kubectl's plugin
     // completion protocol, and the man pages for the release archive.
@@ -129,4 +130,26 @@ fn run_plain(
         },
         Err(_) => ExitCode::from(exit::UNEXPECTED),
     }
+}
+
+/// A panic is a bug: say so in one line a person can report, and end with the documented code
+/// for "anything unexpected" (1), not Rust's undocumented 101.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        eprintln!(
+            "error: mesh-doctor {} hit a bug ({message}{location}). Please report it with the command you ran: https://github.com/mesh-doctor/mesh-doctor/issues",
+            env!("CARGO_PKG_VERSION")
+        );
+        std::process::exit(i32::from(exit::UNEXPECTED));
+    }));
 }
