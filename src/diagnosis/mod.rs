@@ -6,6 +6,8 @@ mod control_plane;
 mod live;
 mod not_meshed;
 mod proxy;
+#[cfg(test)]
+mod real_node_tests;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -703,6 +705,10 @@ pub(crate) mod tests {
     }
 
     fn codes(d: &Diagnosis) -> Vec<&str> {
+        codes_of(d)
+    }
+
+    pub(crate) fn codes_of(d: &Diagnosis) -> Vec<&str> {
         d.findings.iter().map(Finding::code).collect()
     }
 
