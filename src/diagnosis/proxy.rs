@@ -65,13 +65,16 @@ impl<'a> Builder<'a> {
             .filter(|b| b.container.name != sidecar::PROXY_CONTAINER);
         if let Some(b) = blocking {
             let state = container_state(b.status);
-            self.evidence.push(evidence(
+            let noted = format!("init container {}:", b.container.name);
+            if !self.evidence.iter().any(|e| e.text.starts_with(&noted)) {
+                self.evidence.push(evidence(
                 "pod status",
                 format!(
                     "init container {}: {state}; the pod's init phase waits on it, so istio-proxy cannot start before it",
                     b.container.name
                 ),
-            ));
+                ));
+            }
             if let Some(reason) = b.waiting_reason().filter(|r| init::is_image_pull_reason(r)) {
                 let message = b
                     .status
