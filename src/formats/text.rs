@@ -1,4 +1,4 @@
-//! Text helpers, pure: lists of names as a sentence.
+//! Text helpers, pure: lists of names as a sentence, one line cut to a width.
 
 /// How many names a message lists before "and N more".
 const MAX_NAMES: usize = 8;
@@ -28,4 +28,16 @@ pub fn name_list(noun: &str, names: &[String]) -> String {
         format!("{noun}s")
     };
     format!("{noun} {}", join_names(names))
+}
+
+/// The text on one line (every run of whitespace one space), cut to `max` characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > max {
+        let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    } else {
+        line
+    }
 }

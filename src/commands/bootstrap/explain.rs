@@ -25,6 +25,7 @@ use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::formats::duration::parse_duration;
+use crate::formats::text::one_line;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
@@ -348,17 +349,6 @@ fn json_text(explanation: &Explanation) -> String {
     text
 }
 
-/// One line, cut at `width` characters.
-fn shorten(text: &str, width: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= width {
-        return line;
-    }
-    let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
 fn status_color(status: Status) -> Option<Color> {
     match status {
         Status::Ok => Some(Color::Green),
@@ -417,12 +407,12 @@ fn group_table(rows: &[&Ingredient], colored: bool) -> String {
         let value = if i.value.is_empty() {
             "-".to_string()
         } else {
-            shorten(&i.value, VALUE_WIDTH)
+            one_line(&i.value, VALUE_WIDTH)
         };
         table.add_row(vec![
             Cell::new(&i.name),
             Cell::new(value),
-            Cell::new(shorten(&i.source, 2 * VALUE_WIDTH)),
+            Cell::new(one_line(&i.source, 2 * VALUE_WIDTH)),
             colored_cell(check_text(i), status_color(i.status), colored),
         ]);
     }
@@ -545,7 +535,7 @@ pub fn text(e: &Explanation, colored: bool) -> String {
                 if v.is_empty() {
                     "-".to_string()
                 } else {
-                    shorten(v, VALUE_WIDTH)
+                    one_line(v, VALUE_WIDTH)
                 }
             };
             table.add_row(vec![
@@ -636,7 +626,7 @@ mod tests {
 
     #[test]
     fn long_values_are_cut() {
-        assert_eq!(shorten("a\n  b", 10), "a b");
-        assert_eq!(shorten("abcdefghijkl", 5), "abcd…");
+        assert_eq!(one_line("a\n  b", 10), "a b");
+        assert_eq!(one_line("abcdefghijkl", 5), "abcd…");
     }
 }

@@ -4,9 +4,8 @@
 use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
 use serde_json::{Map, Value, json};
 
-use crate::commands::proxy_status::status::{
-    FailOn, Report, Row, RowState, human_duration, one_line,
-};
+use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState, human_duration};
+use crate::formats::text::one_line;
 use crate::istio::syncz::{self, SyncState, TypeStatus};
 
 /// How the table looks.

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
+use crate::formats::text::one_line;
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar::{self, PROXY_CONTAINER};
 use crate::istio::syncz::{ProxySync, SyncState, Syncz, TypeStatus};
@@ -690,17 +691,6 @@ fn container_problem(status: &ContainerStatus) -> Option<String> {
         });
     }
     None
-}
-
-pub fn one_line(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > max {
-        let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    } else {
-        line
-    }
 }
 
 /// The state and likely reason of a pod whose sidecar no istiod reports.
