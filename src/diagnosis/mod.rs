@@ -2,6 +2,7 @@
 //! do next. Pure: the pod, what the cluster said around it ([`PodContext`]) and what the probe
 //! found ([`ProbeResult`]) in; a [`Diagnosis`] out. No I/O, no clock (the time is an input).
 
+mod container;
 mod control_plane;
 mod live;
 mod not_meshed;

@@ -5,8 +5,8 @@
 use super::tests::{codes_of, good_context};
 use super::*;
 use crate::envoy::admin::{parse_bootstrap, parse_certs, parse_stats, xds_source};
+use crate::envoy::facts::{AdminProbe, LogScan, ProxyLogs};
 use crate::envoy::logs::LogSource;
-use crate::probe::{AdminProbe, LogScan, ProxyLogs};
 
 fn real(name: &str) -> String {
     let path = format!(
