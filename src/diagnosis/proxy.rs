@@ -334,6 +334,19 @@ impl<'a> Builder<'a> {
                 self.kubectl(&format!("logs {} -c istio-proxy --tail 50", self.name)),
             ));
         }
+        let native = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(sidecar::proxy_container)
+            .is_some_and(|p| p.native);
+        if has_previous && native {
+            // Between restarts the kubelet drops the previous run of a native sidecar.
+            self.next_steps.push(step(
+                "If that says \"not found\" (the kubelet keeps a native sidecar's previous run only while the next one runs), its current log has Envoy's error once it has exited again",
+                self.kubectl(&format!("logs {} -c istio-proxy --tail 50", self.name)),
+            ));
+        }
         if let Some(cm) = self.pod.annotation("sidecar.istio.io/bootstrapOverride") {
             self.evidence.push(evidence(
                 "pod annotations",

@@ -166,3 +166,27 @@ fn a_healthy_real_sidecar_uses_ads_through_pilot_agent_and_sds_certificates() {
         "no ADS (static configuration)"
     );
 }
+
+#[test]
+fn while_the_next_run_is_up_previous_works_and_the_current_log_is_offered_too() {
+    // The capture as the kubelet shows it for the second or so a restarted native sidecar
+    // runs (seen on the real node): state running, lastState.terminated Completed (exit 0).
+    let mut v: serde_json::Value = serde_json::from_str(&real("pod_crash.json")).unwrap();
+    let statuses = v["status"]["initContainerStatuses"].as_array_mut().unwrap();
+    let proxy = statuses
+        .iter_mut()
+        .find(|s| s["name"] == "istio-proxy")
+        .unwrap();
+    proxy["lastState"] = proxy["state"].clone();
+    proxy["state"] = serde_json::json!({"running": {"startedAt": "2026-12-01T11:14:40Z"}});
+    let pod: Pod = serde_json::from_value(v).unwrap();
+    let d = diagnose(&pod, &good_context(), Some(&crash_probe(true)));
+    assert_eq!(d.verdict.kind, VerdictKind::BootstrapCrash, "{d:#?}");
+    let commands: Vec<&str> = d
+        .next_steps
+        .iter()
+        .filter_map(|s| s.command.as_deref())
+        .collect();
+    assert!(commands.contains(&"kubectl -n cap logs crash -c istio-proxy --previous --tail 50"));
+    assert!(commands.contains(&"kubectl -n cap logs crash -c istio-proxy --tail 50"));
+}
