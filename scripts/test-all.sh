@@ -52,10 +52,7 @@ export MESH_DOCTOR_TESTENV_REAL
 env -u TESTENV_DIR TESTENV_NAME="$REAL_NAME" testenv/node/istio-up.sh >/dev/null
 
 echo "== all tests, end-to-end ones included" >&2
-# The real-node scenario whose verdict mesh-doctor still gets wrong (the test holds the right
-# expectation; see testenv/README.md, "Real node"): skipped here until the fix lands.
-KNOWN_WRONG=(--skip real_missing_proxy_image_is_not_a_bootstrap_crash)
-cargo test --all-targets -- --include-ignored "${KNOWN_WRONG[@]}"
+cargo test --all-targets -- --include-ignored
 
 echo "== the release archive: static binary in an empty root filesystem (runc), installed by krew" >&2
 scripts/release-test.sh

@@ -99,6 +99,23 @@ fn real_healthy_mesh_matches_istioctl() {
         doc["probe"]["admin"]["serverInfo"]["ok"]["state"], "LIVE",
         "{doc:#}"
     );
+    // The text report says how the sidecar really gets its configuration and certificates:
+    // ADS through pilot-agent's local socket, certificates over SDS (Envoy shows `<inline>`).
+    let text = env.mesh_doctor(&["pod", &pods[0], "-n", &ns]);
+    assert!(!text.stdout.contains("no ADS"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains("ADS via pilot-agent's local xDS proxy to istiod (xds-grpc -> unix:"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("from SDS (pilot-agent, sds-grpc -> unix:"),
+        "{}",
+        text.stdout
+    );
+    assert!(!text.stdout.contains("<inline>"), "{}", text.stdout);
 
     // proxy-status: every sidecar SYNCED, the same proxies istioctl lists.
     let synced = env.wait_for("both sidecars SYNCED", Duration::from_secs(60), || {
@@ -310,6 +327,23 @@ data:
     assert!(
         evidence.contains("logs (") && evidence.contains("Unknown gRPC client cluster 'xds_grpc'"),
         "{evidence}"
+    );
+    // The unknown cluster is named by the override's metrics sink, not by the ADS config.
+    let summary = doc["verdict"]["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("stats_sinks[0] (a metrics sink, envoy.stat_sinks.metrics_service)"),
+        "{summary}"
+    );
+    // `logs --previous` answers "not found" for this native sidecar except while its next
+    // run is up (lastState.terminated set, said as "last exit code" in the evidence): a
+    // --previous step only then, and always the current log, which has Envoy's line.
+    let steps = doc["nextSteps"].to_string();
+    if !doc["evidence"].to_string().contains("last exit code") {
+        assert!(!steps.contains("--previous"), "{steps}");
+    }
+    assert!(
+        steps.contains("logs crash -c istio-proxy --tail 50\""),
+        "{steps}"
     );
     let text = env.mesh_doctor(&["pod", "crash", "-n", &ns]);
     assert!(text.stdout.contains("bootstrap crash"), "{}", text.stdout);

@@ -2,10 +2,13 @@
 //! do next. Pure: the pod, what the cluster said around it ([`PodContext`]) and what the probe
 //! found ([`ProbeResult`]) in; a [`Diagnosis`] out. No I/O, no clock (the time is an input).
 
+mod container;
 mod control_plane;
 mod live;
 mod not_meshed;
 mod proxy;
+#[cfg(test)]
+mod real_node_tests;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -703,6 +706,10 @@ pub(crate) mod tests {
     }
 
     fn codes(d: &Diagnosis) -> Vec<&str> {
+        codes_of(d)
+    }
+
+    pub(crate) fn codes_of(d: &Diagnosis) -> Vec<&str> {
         d.findings.iter().map(Finding::code).collect()
     }
 

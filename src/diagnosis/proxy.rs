@@ -3,6 +3,8 @@
 //! waiting for istiod.
 
 use super::*;
+use crate::envoy::logs;
+use crate::kube::init;
 
 impl<'a> Builder<'a> {
     pub(super) fn proxy_status(&self) -> Option<&'a ContainerStatus> {
@@ -57,22 +59,72 @@ impl<'a> Builder<'a> {
         }
         self.note_init_failures();
 
+        // A pod blocked in its init phase is judged by the init container it waits on: with
+        // istio-init in ImagePullBackOff, istio-proxy only ever shows PodInitializing.
+        let blocking = init::blocking_init_container(self.pod)
+            .filter(|b| b.container.name != sidecar::PROXY_CONTAINER);
+        if let Some(b) = blocking {
+            let state = container_state(b.status);
+            let noted = format!("init container {}:", b.container.name);
+            if !self.evidence.iter().any(|e| e.text.starts_with(&noted)) {
+                self.evidence.push(evidence(
+                "pod status",
+                format!(
+                    "init container {}: {state}; the pod's init phase waits on it, so istio-proxy cannot start before it",
+                    b.container.name
+                ),
+                ));
+            }
+            if let Some(reason) = b.waiting_reason().filter(|r| init::is_image_pull_reason(r)) {
+                let message = b
+                    .status
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.waiting.as_ref())
+                    .and_then(|w| w.message.as_deref());
+                self.image_not_pulled(b.container, true, reason, message);
+                return;
+            }
+        }
+        let blocked_by = blocking.filter(|b| {
+            b.waiting_reason() == Some("CrashLoopBackOff")
+                || b.status.restart_count > 0
+                || b.status
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.terminated.as_ref())
+                    .is_some_and(|t| t.exit_code != 0)
+        });
+
         let waiting_reason = waiting.and_then(|w| w.reason.as_deref());
-        if matches!(
-            waiting_reason,
-            Some("ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" | "ErrImageNeverPull")
-        ) {
-            self.image_not_pulled(
-                waiting_reason.unwrap_or_default(),
-                waiting.and_then(|w| w.message.as_deref()),
-            );
-            return;
+        if let Some(reason) = waiting_reason.filter(|r| init::is_image_pull_reason(r)) {
+            let proxy = self.pod.spec.as_ref().and_then(sidecar::proxy_container);
+            let in_init = !self.pod.spec.as_ref().is_some_and(|s| {
+                s.containers
+                    .iter()
+                    .any(|c| c.name == sidecar::PROXY_CONTAINER)
+            });
+            if let Some(p) = proxy {
+                self.image_not_pulled(
+                    p.container,
+                    in_init,
+                    reason,
+                    waiting.and_then(|w| w.message.as_deref()),
+                );
+                return;
+            }
         }
         let crash_looping = waiting_reason == Some("CrashLoopBackOff");
         let exited = terminated.is_some_and(|t| t.exit_code != 0);
-        let crashed_before =
-            !ready && !running && restarts > 0 && last_terminated.is_some_and(|t| t.exit_code != 0);
-        if crash_looping || exited || crashed_before || (!ready && !bootstrap_matches.is_empty()) {
+        // Restarted and down again, whatever its last exit code: pilot-agent exits 0 when
+        // Envoy fails, so a native sidecar's crash loop reads `Terminated: Completed` with a
+        // growing restart count and never CrashLoopBackOff.
+        let restarted_and_down = !ready && !running && restarts > 0;
+        if crash_looping
+            || exited
+            || restarted_and_down
+            || (!ready && !bootstrap_matches.is_empty())
+        {
             let termination = last_terminated.or(terminated);
             if bootstrap_matches.is_empty()
                 && let Some(t) = termination.filter(|t| t.reason.as_deref() == Some("OOMKilled"))
@@ -81,6 +133,17 @@ impl<'a> Builder<'a> {
                 return;
             }
             self.bootstrap_crash(bootstrap_matches, termination);
+            return;
+        }
+        if let Some(b) = blocked_by {
+            self.not_started(
+                Some(format!(
+                    "init container {} {}",
+                    b.container.name,
+                    container_state(b.status)
+                )),
+                None,
+            );
             return;
         }
         let starting = !ready
@@ -142,91 +205,6 @@ impl<'a> Builder<'a> {
         ));
     }
 
-    /// The proxy image cannot be pulled: the image reference, not the mesh.
-    pub(super) fn image_not_pulled(&mut self, reason: &str, message: Option<&str>) {
-        let image = self
-            .pod
-            .spec
-            .as_ref()
-            .and_then(sidecar::proxy_container)
-            .map(|p| p.image().to_string())
-            .unwrap_or_default();
-        let detail = match message.filter(|m| !m.is_empty()) {
-            Some(m) => format!("its image {image} cannot be pulled ({reason}: {m})"),
-            None => format!("its image {image} cannot be pulled ({reason})"),
-        };
-        self.set_verdict(
-            VerdictKind::ImageNotPulled,
-            "proxy image cannot be pulled",
-            format!(
-                "The sidecar never started: {detail}. The image reference, the registry or the pull credentials are wrong; the mesh itself is not involved."
-            ),
-        );
-        self.findings.push(Finding::new(
-            MD0108,
-            Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
-        ));
-        self.next_steps.push(step(
-            "Check the proxy image reference (the injector's global.proxy.image / hub / tag, or the sidecar.istio.io/proxyImage annotation)",
-            self.kubectl(&format!(
-                "get pod {} -o jsonpath='{{.spec.containers[?(@.name==\"istio-proxy\")].image}}'",
-                self.name
-            )),
-        ));
-        self.next_steps.push(step(
-            "See the kubelet's pull error and the pull secrets in the pod's events",
-            self.kubectl(&format!("describe pod {}", self.name)),
-        ));
-    }
-
-    /// istio-proxy is killed for memory: its limit, not its bootstrap.
-    pub(super) fn out_of_memory(
-        &mut self,
-        t: &k8s_openapi::api::core::v1::ContainerStateTerminated,
-    ) {
-        let limit = self
-            .pod
-            .spec
-            .as_ref()
-            .and_then(sidecar::proxy_container)
-            .and_then(|p| p.container.resources.as_ref())
-            .and_then(|r| r.limits.as_ref())
-            .and_then(|l| l.get("memory"))
-            .map(|q| q.0.clone());
-        let detail = format!(
-            "it is killed for using more memory than {} (OOMKilled, exit code {})",
-            limit
-                .as_deref()
-                .map(|l| format!("its limit of {l}"))
-                .unwrap_or_else(|| "the node allows (no memory limit)".to_string()),
-            t.exit_code
-        );
-        self.set_verdict(
-            VerdictKind::OutOfMemory,
-            "proxy out of memory",
-            format!(
-                "istio-proxy keeps being killed: {detail}. Its bootstrap is not the problem; the proxy needs more memory than it is given, usually because it receives configuration for the whole mesh."
-            ),
-        );
-        self.findings.push(Finding::new(
-            MD0108,
-            Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
-        ));
-        self.next_steps.push(step(
-            "Raise the proxy's memory limit (annotation sidecar.istio.io/proxyMemoryLimit on the pod template, or the injector's global.proxy.resources); its current resources:",
-            self.kubectl(&format!(
-                "get pod {} -o jsonpath='{{.spec.containers[?(@.name==\"istio-proxy\")].resources}}'",
-                self.name
-            )),
-        ));
-        self.next_steps.push(step(
-            "Or send it less configuration: a Sidecar resource that limits the hosts its namespace imports",
-            self.kubectl("get sidecars.networking.istio.io"),
-        ));
-    }
-
     /// istio-init / istio-validation failures explain a pod that never gets to the proxy.
     pub(super) fn note_init_failures(&mut self) {
         let statuses = self
@@ -266,12 +244,25 @@ impl<'a> Builder<'a> {
         matches: Vec<&'a LogMatch>,
         termination: Option<&k8s_openapi::api::core::v1::ContainerStateTerminated>,
     ) {
+        let status = self.proxy_status();
+        let restarts = status.map_or(0, |s| s.restart_count);
+        // `logs --previous` works only when the kubelet kept the last run (lastState.terminated);
+        // a native sidecar restarted in place answers "previous terminated container ... not found".
+        let has_previous = status
+            .and_then(|s| s.last_state.as_ref())
+            .and_then(|l| l.terminated.as_ref())
+            .is_some();
         let reason = if let Some(first) = matches.first() {
             format!("Envoy rejects its bootstrap: {}", first.excerpt)
         } else if let Some(t) = termination.filter(|t| t.reason.as_deref() == Some("OOMKilled")) {
             format!(
                 "it is killed for using too much memory (OOMKilled, exit code {})",
                 t.exit_code
+            )
+        } else if let Some(t) = termination.filter(|t| t.exit_code == 0) {
+            format!(
+                "it keeps restarting ({restarts} restart(s)) and its last exit was code 0 ({}): pilot-agent exits 0 when Envoy fails, and the logs show no known error",
+                t.reason.as_deref().unwrap_or("terminated")
             )
         } else if let Some(t) = termination {
             format!(
@@ -281,7 +272,19 @@ impl<'a> Builder<'a> {
         } else {
             "it keeps exiting (CrashLoopBackOff) and the logs show no known error".to_string()
         };
+        let unknown_cluster = self.unknown_grpc_cluster_users(&matches);
         let summary = match matches.first() {
+            Some(first)
+                if first.signature == Signature::UnknownGrpcCluster
+                    && unknown_cluster.is_some() =>
+            {
+                let (cluster, users) = unknown_cluster.clone().unwrap_or_default();
+                format!(
+                    "Envoy exits at start because the pod's bootstrapOverride names gRPC cluster '{cluster}', which the bootstrap does not define, in {}. It says: \"{}\".",
+                    users.join("; "),
+                    first.excerpt
+                )
+            }
             Some(first) => format!(
                 "Envoy exits at start because {}. It says: \"{}\".",
                 first.signature.explain(),
@@ -290,6 +293,12 @@ impl<'a> Builder<'a> {
             None => format!("The istio-proxy container cannot start: {reason}."),
         };
         match (matches.first(), termination) {
+            (None, Some(t)) if t.exit_code == 0 && restarts > 0 => {
+                let title = format!(
+                    "crash loop: istio-proxy keeps restarting ({restarts} restart(s), last exit code 0)"
+                );
+                self.set_verdict(VerdictKind::ProxyCrash, &title, summary);
+            }
             (None, Some(t)) => {
                 let title = format!(
                     "crash: istio-proxy exits with code {} ({})",
@@ -311,13 +320,33 @@ impl<'a> Builder<'a> {
         if matches.is_empty() {
             self.logs_without_signature();
         }
-        self.next_steps.push(step(
-            "Read the log of the crashed istio-proxy",
-            self.kubectl(&format!(
-                "logs {} -c istio-proxy --previous --tail 50",
-                self.name
-            )),
-        ));
+        if has_previous {
+            self.next_steps.push(step(
+                "Read the log of the crashed istio-proxy",
+                self.kubectl(&format!(
+                    "logs {} -c istio-proxy --previous --tail 50",
+                    self.name
+                )),
+            ));
+        } else {
+            self.next_steps.push(step(
+                "Read istio-proxy's log: the kubelet kept no previous run of it, so Envoy's error is in the current log",
+                self.kubectl(&format!("logs {} -c istio-proxy --tail 50", self.name)),
+            ));
+        }
+        let native = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(sidecar::proxy_container)
+            .is_some_and(|p| p.native);
+        if has_previous && native {
+            // Between restarts the kubelet drops the previous run of a native sidecar.
+            self.next_steps.push(step(
+                "If that says \"not found\" (the kubelet keeps a native sidecar's previous run only while the next one runs), its current log has Envoy's error once it has exited again",
+                self.kubectl(&format!("logs {} -c istio-proxy --tail 50", self.name)),
+            ));
+        }
         if let Some(cm) = self.pod.annotation("sidecar.istio.io/bootstrapOverride") {
             self.evidence.push(evidence(
                 "pod annotations",
@@ -330,10 +359,14 @@ impl<'a> Builder<'a> {
         }
         let signatures: Vec<Signature> = matches.iter().map(|m| m.signature).collect();
         if signatures.contains(&Signature::UnknownGrpcCluster) {
-            self.next_steps.push(step(
-                "The bootstrap's ADS config names an xDS cluster (Istio's is xds-grpc) that no static cluster defines: fix the name in the custom bootstrap or injection template",
-                None,
-            ));
+            let text = match &unknown_cluster {
+                Some((cluster, users)) => format!(
+                    "The bootstrapOverride's {} names cluster '{cluster}', which no static cluster defines (Istio's xDS cluster is xds-grpc): fix the name",
+                    users.join("; ")
+                ),
+                None => "A gRPC service of the bootstrap (the ADS config source, a metrics sink, a tracer or an access log service) names a cluster that no static cluster defines (Istio's xDS cluster is xds-grpc): fix the name in the custom bootstrap or injection template".to_string(),
+            };
+            self.next_steps.push(step(text, None));
         }
         if signatures.iter().any(|s| {
             matches!(
@@ -387,6 +420,23 @@ impl<'a> Builder<'a> {
                 Some("kubectl mesh-doctor bootstrap validate envoy-rev.json".to_string()),
             ));
         }
+    }
+
+    /// For "Unknown gRPC client cluster 'x'": the cluster and the parts of the bootstrapOverride
+    /// (read off pilot-agent's `Envoy command:` log line) that name it; `None` when the log does
+    /// not show the override or the override does not name it.
+    fn unknown_grpc_cluster_users(&self, matches: &[&LogMatch]) -> Option<(String, Vec<String>)> {
+        let m = matches
+            .iter()
+            .find(|m| m.signature == Signature::UnknownGrpcCluster)?;
+        let cluster = logs::unknown_grpc_cluster(&m.excerpt)?.to_string();
+        let probe = self.probe?;
+        let overlay = [&probe.logs.previous, &probe.logs.current]
+            .into_iter()
+            .filter_map(|l| l.ok())
+            .find_map(|scan| scan.config_yaml.clone())?;
+        let users = logs::grpc_cluster_users(&overlay, &cluster);
+        (!users.is_empty()).then_some((cluster, users))
     }
 
     /// When no signature explains a crash: the last lines of the log, or why there is none.

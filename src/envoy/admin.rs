@@ -339,6 +339,50 @@ impl BootstrapInfo {
     pub fn static_cluster(&self, name: &str) -> Option<&StaticCluster> {
         self.static_clusters.iter().find(|c| c.name == name)
     }
+
+    /// The unix socket the ADS cluster points at: pilot-agent's local xDS proxy
+    /// (`./etc/istio/proxy/XDS`), which forwards the stream to istiod.
+    pub fn ads_socket(&self) -> Option<&str> {
+        let cluster = self.static_cluster(self.ads_cluster.as_deref()?)?;
+        cluster
+            .addresses
+            .iter()
+            .find_map(|a| a.strip_prefix("unix:"))
+    }
+
+    /// The unix socket of Istio's `sds-grpc` cluster: pilot-agent's SDS server.
+    pub fn sds_socket(&self) -> Option<&str> {
+        let cluster = self.static_cluster(SDS_CLUSTER)?;
+        cluster
+            .addresses
+            .iter()
+            .find_map(|a| a.strip_prefix("unix:"))
+    }
+}
+
+/// The static cluster through which Istio's bootstrap fetches certificates (SDS).
+pub const SDS_CLUSTER: &str = "sds-grpc";
+
+/// How the proxy gets its configuration, from `/stats` and the bootstrap: connected or not when
+/// `control_plane.connected_state` is there; Istio's bootstrap leaves `control_plane.*` out of
+/// Envoy's stats (its inclusion list), so then the bootstrap's ADS cluster tells.
+pub fn xds_source(stats: &XdsStats, bootstrap: Option<&BootstrapInfo>) -> String {
+    match (stats.connected(), bootstrap) {
+        (Some(true), _) => "connected to istiod".to_string(),
+        (Some(false), _) => "not connected to istiod".to_string(),
+        (None, Some(b)) => match (&b.ads_cluster, b.ads_socket()) {
+            (Some(cluster), Some(socket)) => format!(
+                "ADS via pilot-agent's local xDS proxy to istiod ({cluster} -> unix:{socket}); the stream's state is not in Envoy's stats"
+            ),
+            (Some(cluster), None) => {
+                format!("ADS through cluster {cluster}; the stream's state is not in Envoy's stats")
+            }
+            (None, _) => "no ADS (static configuration)".to_string(),
+        },
+        (None, None) => {
+            "ADS state unknown: not in Envoy's stats, and the bootstrap was not read".to_string()
+        }
+    }
 }
 
 fn address_text(address: &Value) -> Option<String> {
@@ -561,6 +605,19 @@ pub enum CertRole {
 }
 
 impl CertInfo {
+    /// Where the certificate comes from: its file, or SDS when Envoy shows `<inline>` (a secret
+    /// pushed over SDS has no file) and the bootstrap has Istio's SDS cluster.
+    pub fn source(&self, bootstrap: Option<&BootstrapInfo>) -> String {
+        if self.path != "<inline>" {
+            return self.path.clone();
+        }
+        match bootstrap.and_then(BootstrapInfo::sds_socket) {
+            Some(socket) => format!("from SDS (pilot-agent, {SDS_CLUSTER} -> unix:{socket})"),
+            None => "inline (from SDS or the configuration; the bootstrap has no SDS socket)"
+                .to_string(),
+        }
+    }
+
     /// The fraction of the certificate's lifetime left at `now` (negative once expired).
     pub fn remaining_fraction(&self, now: jiff::Timestamp) -> Option<f64> {
         let from = self.valid_from?.as_second();

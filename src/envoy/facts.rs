@@ -113,6 +113,10 @@ pub struct LogScan {
     pub matches: Vec<LogMatch>,
     /// The last few non-empty lines, for a crash no signature explains.
     pub last_lines: Vec<String>,
+    /// The bootstrapOverride pilot-agent gave Envoy (`--config-yaml` of its `Envoy command:`
+    /// line), as JSON, when the log has that line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_yaml: Option<String>,
 }
 
 impl LogScan {
@@ -141,6 +145,7 @@ impl LogScan {
             lines: lines.len(),
             matches: logs::scan(text, source),
             last_lines,
+            config_yaml: logs::config_yaml_overlay(text),
         }
     }
 }

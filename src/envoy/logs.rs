@@ -145,7 +145,7 @@ impl Signature {
         use Signature::*;
         match self {
             UnknownGrpcCluster => {
-                "the bootstrap's ADS (xDS) config source names a gRPC cluster that the bootstrap does not define"
+                "a gRPC service of the bootstrap (its ADS config source, a metrics sink, a tracer or an access log service) names a cluster that the bootstrap does not define"
             }
             UnknownField => {
                 "the bootstrap has a field this Envoy does not know (a custom bootstrap or a proxy image older than the template)"
@@ -300,6 +300,98 @@ pub fn excerpt(line: &str) -> String {
         }
     }
     cut(&collapsed, 300)
+}
+
+/// The `--config-yaml` overlay pilot-agent passed to Envoy (a bootstrapOverride), read off its
+/// `Envoy command: [...]` log line: the JSON object after `--config-yaml`.
+pub fn config_yaml_overlay(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.contains("Envoy command:"))?;
+    let start = line.find("--config-yaml ")? + "--config-yaml ".len();
+    let rest = &line[start..];
+    let mut values = serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>();
+    match values.next()? {
+        Ok(v) if v.is_object() => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+/// The cluster an "Unknown gRPC client cluster 'x'" line names.
+pub fn unknown_grpc_cluster(excerpt: &str) -> Option<&str> {
+    let lower = excerpt.to_lowercase();
+    let at = lower.find("unknown grpc client cluster")?;
+    let rest = &excerpt[at..];
+    let open = rest.find('\'')? + 1;
+    let close = rest[open..].find('\'')? + open;
+    Some(&rest[open..close])
+}
+
+/// Which parts of a bootstrap (or overlay) name `cluster` as a gRPC service
+/// (`envoy_grpc.cluster_name`): "stats_sinks[0] (a metrics sink, envoy.stat_sinks.metrics_service)".
+pub fn grpc_cluster_users(bootstrap_json: &str, cluster: &str) -> Vec<String> {
+    fn walk(
+        v: &serde_json::Value,
+        path: &mut Vec<String>,
+        cluster: &str,
+        top: &mut Vec<(String, Option<String>)>,
+        out: &mut Vec<String>,
+    ) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if path.last().is_some_and(|p| p == "envoy_grpc")
+                    && map.get("cluster_name").and_then(|c| c.as_str()) == Some(cluster)
+                {
+                    let (first, name) = top.last().cloned().unwrap_or_default();
+                    let key = first.split('[').next().unwrap_or_default().to_string();
+                    let what = match key.as_str() {
+                        "stats_sinks" => "a metrics sink",
+                        "tracing" => "the tracer",
+                        "dynamic_resources" => "the xDS (ADS) config source",
+                        "static_resources" => {
+                            "a static listener or cluster (an access log service or a filter)"
+                        }
+                        "layered_runtime" => "a runtime layer (RTDS)",
+                        _ => "a gRPC service",
+                    };
+                    let named = name.map(|n| format!(", {n}")).unwrap_or_default();
+                    out.push(format!("{first} ({what}{named})"));
+                }
+                for (k, child) in map {
+                    path.push(k.clone());
+                    if path.len() == 1 {
+                        top.push((k.clone(), None));
+                    }
+                    walk(child, path, cluster, top, out);
+                    if path.len() == 1 {
+                        top.pop();
+                    }
+                    path.pop();
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    let pushed = path.len() == 1;
+                    if pushed {
+                        let name = child
+                            .get("name")
+                            .and_then(|n| n.as_str())
+                            .map(str::to_string);
+                        top.push((format!("{}[{i}]", path[0]), name));
+                    }
+                    walk(child, path, cluster, top, out);
+                    if pushed {
+                        top.pop();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(bootstrap_json) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    walk(&v, &mut Vec::new(), cluster, &mut Vec::new(), &mut out);
+    out
 }
 
 /// Every signature found in a log, in the order of [`ALL`], each with its first matching line.

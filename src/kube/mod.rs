@@ -1,5 +1,6 @@
-//! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation.
+//! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation, the init phase of a pod.
 
+pub mod init;
 pub mod netpol;
 pub mod selector;
 pub mod snapshot;

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::diagnosis::{CheckStatus, ContainerSummary, Diagnosis, VerdictKind};
+use crate::envoy::admin::xds_source;
 use crate::findings::messages::Level;
 use crate::output::findings::finding_value;
 use crate::output::style::Styles;
@@ -167,12 +168,7 @@ fn sidecar_section(out: &mut Out<'_>, diagnosis: &Diagnosis, probe: Option<&Prob
     out.field(
         "xDS",
         &probed_text(&admin.stats, |s| {
-            let mut parts = Vec::new();
-            parts.push(match s.connected() {
-                Some(true) => "connected to istiod".to_string(),
-                Some(false) => "not connected to istiod".to_string(),
-                None => "no ADS (static configuration)".to_string(),
-            });
+            let mut parts = vec![xds_source(s, admin.bootstrap.ok())];
             for (name, c) in [("CDS", &s.cds), ("LDS", &s.lds)] {
                 if let Some(c) = c {
                     parts.push(format!(
@@ -206,8 +202,8 @@ fn sidecar_section(out: &mut Out<'_>, diagnosis: &Diagnosis, probe: Option<&Prob
             .iter()
             .filter(|c| c.role == CertRole::Chain)
             .map(|c| match c.expiration_time {
-                Some(t) => format!("{} until {t}", c.path),
-                None => c.path.clone(),
+                Some(t) => format!("{} until {t}", c.source(admin.bootstrap.ok())),
+                None => c.source(admin.bootstrap.ok()),
             })
             .collect();
         out.field(
