@@ -29,7 +29,7 @@ const PAGE_SIZE: u32 = 500;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A list is abandoned after this many pages (10 million objects of a kind): a server that
 /// never stops paginating cannot keep the command reading.
-const MAX_PAGES: usize = 20_000;
+pub const MAX_PAGES: usize = 20_000;
 /// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
 pub const TRIES: u32 = 3;
 
@@ -688,21 +688,25 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     take!(policies, "networkpolicies", |items| snapshot
         .network_policies =
         located(items, &name, multi));
-    let istio = super::live_config::list(c, multi).await;
-    snapshot.config = istio.objects;
-    snapshot.unavailable.extend(istio.unavailable);
-    if let Some(reason) = istio.unreachable {
-        unreachable.get_or_insert(reason);
+    // A core list that failed ends the read here: the Istio reads after it would only wait
+    // on the same server (and past the deadline), and the answer is an error either way.
+    if late.is_none() && unreachable.is_none() && failed.is_none() {
+        let istio = super::live_config::list(c, multi).await;
+        snapshot.config = istio.objects;
+        snapshot.unavailable.extend(istio.unavailable);
+        if let Some(reason) = istio.unreachable {
+            unreachable.get_or_insert(reason);
+        }
+        if let Some(reason) = istio.failed {
+            failed.get_or_insert(reason);
+        }
+        if let Some(kind) = istio.late {
+            late.get_or_insert(kind);
+        }
+        super::live_config::beyond_scope(c, ns, &mut snapshot).await;
+        super::live_config::gateway_secrets(c, &mut snapshot).await;
+        super::live_config::nodes(c, &mut snapshot).await;
     }
-    if let Some(reason) = istio.failed {
-        failed.get_or_insert(reason);
-    }
-    if let Some(kind) = istio.late {
-        late.get_or_insert(kind);
-    }
-    super::live_config::beyond_scope(c, ns, &mut snapshot).await;
-    super::live_config::gateway_secrets(c, &mut snapshot).await;
-    super::live_config::nodes(c, &mut snapshot).await;
 
     if let Some(kind) = late {
         return Err(cluster.error(

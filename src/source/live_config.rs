@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::discovery::Discovery;
 
-use super::live::{Cluster, ListError, classify};
+use super::live::{Cluster, ListError, MAX_PAGES};
 use crate::istio::config::{self, Gateway};
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
@@ -55,32 +55,32 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     let namespace: Option<&str> = None;
     let mut read = Read::default();
     let groups: Vec<&str> = config::groups().iter().map(|(g, _, _)| *g).collect();
-    let discovery = match tokio::time::timeout(
-        cluster.timeout,
-        Discovery::new(cluster.client.clone()).filter(&groups).run(),
-    )
-    .await
+    // Bounded like every other request: the request timeout, the command's deadline, retries.
+    let discovery = match cluster
+        .request(|| Discovery::new(cluster.client.clone()).filter(&groups).run())
+        .await
     {
-        Err(_) => {
-            read.unreachable = Some(format!("no answer within {:?}", cluster.timeout));
-            return read;
-        }
-        Ok(Err(e)) => {
-            match classify(&e) {
-                ListError::Denied(reason) => {
-                    for (_, _, kinds) in config::groups() {
-                        for kind in kinds {
-                            read.unavailable.insert(plural(kind), reason.clone());
-                        }
-                    }
+        Err(ListError::Denied(reason)) => {
+            for (_, _, kinds) in config::groups() {
+                for kind in kinds {
+                    read.unavailable.insert(plural(kind), reason.clone());
                 }
-                ListError::Unreachable(reason) => read.unreachable = Some(reason),
-                ListError::Failed(reason) => read.failed = Some(reason),
-                ListError::Deadline(_) => read.late = Some("the served Istio kinds"),
             }
             return read;
         }
-        Ok(Ok(d)) => d,
+        Err(ListError::Unreachable(reason)) => {
+            read.unreachable = Some(reason);
+            return read;
+        }
+        Err(ListError::Failed(reason)) => {
+            read.failed = Some(format!("cannot discover the served Istio kinds: {reason}"));
+            return read;
+        }
+        Err(ListError::Deadline(_)) => {
+            read.late = Some("the served Istio kinds");
+            return read;
+        }
+        Ok(d) => d,
     };
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     let mut lists = Vec::new();
@@ -140,15 +140,13 @@ async fn list_kind(
     };
     let mut items = Vec::new();
     let mut token: Option<String> = None;
-    loop {
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_PAGES {
         let mut params = ListParams::default().limit(PAGE_SIZE);
         if let Some(t) = &token {
             params = params.continue_token(t);
         }
-        let page = tokio::time::timeout(cluster.timeout, api.list(&params))
-            .await
-            .map_err(|_| ListError::Unreachable(format!("no answer within {:?}", cluster.timeout)))?
-            .map_err(|e| classify(&e))?;
+        let page = cluster.request(|| api.list(&params)).await?;
         for mut o in page.items {
             let take = |key: &str, data: &mut serde_json::Value| {
                 data.get_mut(key)
@@ -164,11 +162,22 @@ async fn list_kind(
             });
         }
         match page.metadata.continue_ {
-            Some(t) if !t.is_empty() => token = Some(t),
-            _ => break,
+            Some(t) if !t.is_empty() => {
+                if !seen.insert(t.clone()) {
+                    return Err(ListError::Failed(format!(
+                        "the server's pagination does not end: it sent a continue token twice (after {} objects)",
+                        items.len()
+                    )));
+                }
+                token = Some(t);
+            }
+            _ => return Ok(items),
         }
     }
-    Ok(items)
+    Err(ListError::Failed(format!(
+        "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
+        items.len()
+    )))
 }
 
 /// Gets the Secrets the snapshot's Gateways name, in the namespace of the workload each
