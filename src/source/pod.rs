@@ -71,6 +71,20 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
     }
 }
 
+/// `NAME`, `pod/NAME` or `pods/NAME`.
+pub fn pod_name(text: &str) -> Result<&str> {
+    let name = text
+        .strip_prefix("pod/")
+        .or_else(|| text.strip_prefix("pods/"))
+        .unwrap_or(text);
+    if name.is_empty() || name.contains('/') {
+        return Err(Error::Usage(format!(
+            "invalid pod name {text:?}: give NAME or pod/NAME, and the namespace with -n"
+        )));
+    }
+    Ok(name)
+}
+
 /// Reads one pod: a missing pod is bad input (65), a forbidden one an access problem (69).
 pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<Pod> {
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);

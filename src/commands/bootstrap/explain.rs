@@ -119,19 +119,7 @@ pub struct ExplainArgs {
     pub kube: crate::flags::KubeArgs,
 }
 
-/// `NAME`, `pod/NAME` or `pods/NAME`.
-fn pod_name(text: &str) -> Result<&str> {
-    let name = text
-        .strip_prefix("pod/")
-        .or_else(|| text.strip_prefix("pods/"))
-        .unwrap_or(text);
-    if name.is_empty() || name.contains('/') {
-        return Err(Error::Usage(format!(
-            "invalid pod name {text:?}: give NAME or pod/NAME, and the namespace with -n"
-        )));
-    }
-    Ok(name)
-}
+use crate::source::pod::pod_name;
 
 fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     match result {

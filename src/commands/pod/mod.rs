@@ -111,19 +111,7 @@ pub struct PodArgs {
     pub kube: crate::flags::KubeArgs,
 }
 
-/// `NAME`, `pod/NAME` or `pods/NAME`.
-fn pod_name(text: &str) -> Result<&str> {
-    let name = text
-        .strip_prefix("pod/")
-        .or_else(|| text.strip_prefix("pods/"))
-        .unwrap_or(text);
-    if name.is_empty() || name.contains('/') {
-        return Err(Error::Usage(format!(
-            "invalid pod name {text:?}: give NAME or pod/NAME, and the namespace with -n"
-        )));
-    }
-    Ok(name)
-}
+use crate::source::pod::pod_name;
 
 /// Everything `pod NAME` produces, for callers that want the data rather than the text.
 pub struct PodReport {
