@@ -129,6 +129,11 @@ pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
         "RequestAuthentication",
         &["security.istio.io/v1", "security.istio.io/v1beta1"],
     ),
+    // Security, telemetry and extensions kinds.
+
+    // Gateway API kinds, webhooks and CRDs.
+
+    // Workload, annotation and mesh networks kinds.
 ];
 
 /// The versions of `networking.istio.io` read (the same schema in all three).

@@ -62,7 +62,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     {
         Err(ListError::Denied(reason)) => {
             for (_, _, kinds) in config::groups() {
-                for kind in kinds {
+                for kind in kinds.iter() {
                     read.unavailable.insert(plural(kind), reason.clone());
                 }
             }

@@ -36,16 +36,24 @@ pub const SECURITY_GROUP: &str = "security.istio.io";
 pub const SECURITY_VERSIONS: &[&str] = &["v1", "v1beta1"];
 pub const SECURITY_KINDS: &[&str] = &["RequestAuthentication"];
 
-/// Every (group, versions, kind) read from files and listed live.
-pub fn groups() -> [(
+/// One API group whose kinds are read from files and listed live: (group, versions, kinds).
+pub type Group = (
     &'static str,
     &'static [&'static str],
     &'static [&'static str],
-); 2] {
-    [
-        (NETWORKING_GROUP, NETWORKING_VERSIONS, CONFIG_KINDS),
-        (SECURITY_GROUP, SECURITY_VERSIONS, SECURITY_KINDS),
-    ]
+);
+
+/// Every (group, versions, kinds) read from files and listed live.
+pub const GROUPS: &[Group] = &[
+    (NETWORKING_GROUP, NETWORKING_VERSIONS, CONFIG_KINDS),
+    (SECURITY_GROUP, SECURITY_VERSIONS, SECURITY_KINDS),
+    // Telemetry and extensions groups.
+    // Gateway API groups.
+];
+
+/// Every (group, versions, kinds) read from files and listed live ([`GROUPS`]).
+pub fn groups() -> &'static [Group] {
+    GROUPS
 }
 
 /// True for `networking.istio.io/<v1|v1beta1|v1alpha3>` and a kind of [`CONFIG_KINDS`], or a
@@ -89,6 +97,9 @@ pub struct Config<'a> {
     pub workload_entries: Vec<Typed<'a, WorkloadEntry>>,
     pub workload_groups: Vec<Typed<'a, WorkloadGroup>>,
     pub request_authentications: Vec<Typed<'a, RequestAuthentication>>,
+    // Security, telemetry and extensions kinds.
+
+    // Gateway API kinds.
     pub invalid: Vec<(&'a Located<ConfigObject>, String)>,
 }
 
@@ -110,6 +121,9 @@ impl<'a> Config<'a> {
                 "RequestAuthentication" => {
                     typed(resource).map(|t| config.request_authentications.push(t))
                 }
+                // Security, telemetry and extensions kinds.
+
+                // Gateway API kinds.
                 _ => Ok(()),
             };
             if let Err(reason) = result {

@@ -164,4 +164,9 @@ pub const ANALYZERS: &[Analyzer] = &[
         needs: &["envoyfilters"],
         run: Run::Config(envoyfilter::patches),
     },
+    // Security, telemetry and extensions analyzers.
+
+    // Gateway API, webhook and external control plane analyzers.
+
+    // Workload, annotation, deprecation and mesh networks analyzers.
 ];
