@@ -674,6 +674,39 @@ pub fn load_mesh_config(path: &Path, limit: u64) -> Result<Value> {
     Ok(docs.into_iter().next().map(|d| d.value).unwrap_or_default())
 }
 
+/// Reads a MeshNetworks file (`--mesh-networks`): YAML of the MeshNetworks fields
+/// (`networks: {NAME: {endpoints: [...], gateways: [...]}}`), with its lines.
+pub fn load_mesh_networks(path: &Path, limit: u64) -> Result<Located<Value>> {
+    let shown = path.display().to_string();
+    let text = utf8_text(
+        read_capped(path, &shown, limit)?,
+        &shown,
+        "a mesh networks file is YAML",
+    )?;
+    let docs = yaml::parse_stream(&text).map_err(|e| Error::Parse {
+        location: format!("{}:{}:{}", path.display(), e.line, e.column),
+        message: e.message,
+    })?;
+    let Some(doc) = docs.into_iter().next() else {
+        return Ok(Located::new(Value::Null));
+    };
+    if !(doc.value.is_object() || doc.value.is_null()) {
+        return Err(Error::Parse {
+            location: shown,
+            message: "a mesh networks file is a mapping (networks: ...)".into(),
+        });
+    }
+    Ok(Located {
+        object: doc.value,
+        origin: Origin {
+            file: Some(Arc::from(shown.as_str())),
+            line: Some(doc.start_line),
+            lines: Some(doc.lines),
+            cluster: None,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,6 +117,11 @@ pub struct AnalyzeArgs {
     #[arg(long, alias = "meshConfigFile", value_name = "PATH")]
     pub mesh_config: Option<PathBuf>,
 
+    /// A MeshNetworks YAML file (`networks: ...`; overrides the `istio` ConfigMap's
+    /// `meshNetworks` key)
+    #[arg(long, value_name = "PATH")]
+    pub mesh_networks: Option<PathBuf>,
+
     /// Probe the sidecars of flagged injected pods on a live cluster (the default)
     #[arg(long, overrides_with = "no_probe")]
     pub probe: bool,
@@ -283,6 +288,9 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
     }
     if let Some(path) = &args.mesh_config {
         snapshot.mesh_config = Some(files::load_mesh_config(path, args.max_input_size)?);
+    }
+    if let Some(path) = &args.mesh_networks {
+        snapshot.mesh_networks = Some(files::load_mesh_networks(path, args.max_input_size)?);
     }
 
     let mut report: Report = analyzers::run(&snapshot, &args.analyzer);
