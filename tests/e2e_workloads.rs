@@ -126,3 +126,144 @@ fn workloads_live_contain_istioctls_findings() {
 fn deprecations_live_contain_istioctls_findings() {
     compare(&testenv(), "deprecation.yaml", &["IST0002"]);
 }
+
+/// The second test cluster's state directory: `MESH_DOCTOR_TESTENV_SECOND` (set by
+/// scripts/test-all.sh, or `TESTENV_NAME=<name> testenv/up.sh` by hand).
+fn second_cluster() -> Option<std::path::PathBuf> {
+    std::env::var_os("MESH_DOCTOR_TESTENV_SECOND").map(std::path::PathBuf::from)
+}
+
+/// One kubeconfig with a context per (name, testenv kubeconfig).
+fn merged_kubeconfig(dir: &std::path::Path, contexts: &[(&str, &std::path::Path)]) -> String {
+    let mut clusters = String::new();
+    let mut users = String::new();
+    let mut entries = String::new();
+    for (name, kubeconfig) in contexts {
+        let text = std::fs::read_to_string(kubeconfig).unwrap();
+        let doc = &mesh_doctor::formats::yaml::parse_stream(&text).unwrap()[0].value;
+        let cluster = &doc["clusters"][0]["cluster"];
+        let server = cluster["server"].as_str().unwrap();
+        let ca = cluster["certificate-authority"].as_str().unwrap();
+        let token = doc["users"][0]["user"]["token"].as_str().unwrap();
+        clusters.push_str(&format!(
+            "- name: {name}\n  cluster: {{server: \"{server}\", certificate-authority: \"{ca}\"}}\n"
+        ));
+        users.push_str(&format!("- name: {name}\n  user: {{token: \"{token}\"}}\n"));
+        entries.push_str(&format!(
+            "- name: {name}\n  context: {{cluster: {name}, user: {name}, namespace: default}}\n"
+        ));
+    }
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n{users}contexts:\n{entries}current-context: {}\n",
+            contexts[0].0
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// IST0170's message with its cluster list and reasons sorted (Istio prints both in Go's random
+/// set order).
+fn normalised(message: &str) -> String {
+    let mut message = message.to_string();
+    if let Some(start) = message.find("clusters [")
+        && let Some(len) = message[start..].find(']')
+    {
+        let inner = &message[start + "clusters [".len()..start + len];
+        let mut names: Vec<&str> = inner.split(' ').collect();
+        names.sort();
+        message = format!(
+            "{}clusters [{}{}",
+            &message[..start],
+            names.join(" "),
+            &message[start + len..]
+        );
+    }
+    if let Some(at) = message.find("behaviors are: ") {
+        let tail = &message[at + "behaviors are: ".len()..];
+        let tail = tail.strip_suffix('.').unwrap_or(tail);
+        let mut reasons: Vec<&str> = tail.split("; ").collect();
+        reasons.sort();
+        message = format!("{}{}.", &message[..at + "behaviors are: ".len()], reasons.join("; "));
+    }
+    message
+}
+
+#[test]
+#[ignore = "needs two test clusters (MESH_DOCTOR_TESTENV_SECOND): scripts/test-all.sh"]
+fn inconsistent_services_across_two_clusters_equal_istioctls() {
+    let env = testenv();
+    let Some(second_dir) = second_cluster() else {
+        panic!("MESH_DOCTOR_TESTENV_SECOND is not set: this test needs a second test cluster");
+    };
+    let second = TestEnv {
+        kubeconfig: second_dir.join("kubeconfig"),
+        dir: second_dir,
+        kubectl: env.kubectl.clone(),
+    };
+    let ns = unique("wk-mc");
+    for (cluster, file) in [(&env, "multicluster-1.yaml"), (&second, "multicluster-2.yaml")] {
+        let text =
+            std::fs::read_to_string(format!("tests/fixtures/workloads/scenarios/{file}")).unwrap();
+        cluster.kubectl(&["create", "namespace", &ns]);
+        cluster.apply(&text.replace("__NS__", &ns));
+    }
+    // istioctl names the cluster it is pointed at `default` (its cluster ID) and a remote one by
+    // its context: the contexts are named so, and mesh-doctor names clusters by context.
+    let tmp = tempfile::tempdir().unwrap();
+    let west = unique("west");
+    let kubeconfig = merged_kubeconfig(
+        tmp.path(),
+        &[("default", &env.kubeconfig), (&west, &second.kubeconfig)],
+    );
+    let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
+    let out = std::process::Command::new(binary)
+        .args(["analyze", "--context", "default", "--remote-contexts", &west])
+        .args(["-n", &ns, "-o", "json"])
+        .env("KUBECONFIG", &kubeconfig)
+        .output()
+        .expect("istioctl runs");
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == 79),
+        "istioctl analyze failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let only_ist0170 = |f: Found| -> BTreeSet<(String, String)> {
+        f.into_iter()
+            .filter(|(code, _, _)| code == "IST0170")
+            .map(|(_, origin, message)| (origin, normalised(&message)))
+            .collect()
+    };
+    let theirs = only_ist0170(findings(&String::from_utf8_lossy(&out.stdout), "istioctl"));
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "--kubeconfig",
+        &kubeconfig,
+        "--context",
+        "default",
+        "--context",
+        &west,
+        "-n",
+        &ns,
+        "--no-probe",
+        "-o",
+        "json",
+    ]);
+    assert!(run.code == 0 || run.code == 79, "{}", run.stderr);
+    let ours = only_ist0170(findings(&run.stdout, "mesh-doctor"));
+    let origins: Vec<&str> = theirs.iter().map(|(o, _)| o.as_str()).collect();
+    assert_eq!(
+        origins,
+        [
+            format!("Service {ns}/extra-port"),
+            format!("Service {ns}/inconsistent-port-name"),
+            format!("Service {ns}/mixed-mode"),
+            format!("Service {ns}/mixed-protocol"),
+        ],
+        "istioctl's IST0170 findings"
+    );
+    assert_eq!(ours, theirs, "{}", run.stdout);
+}
