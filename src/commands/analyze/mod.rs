@@ -105,7 +105,8 @@ pub struct AnalyzeArgs {
     pub suppress: Vec<String>,
 
     /// Run only these analyzers (see --list-analyzers; Istio's names such as
-    /// virtualservice.GatewayAnalyzer work too); repeatable
+    /// virtualservice.GatewayAnalyzer work too); repeatable. Analyzers Istio leaves out of its
+    /// default set (annotations.AlphaAnalyzer) run only when named here
     #[arg(long, value_name = "NAME")]
     pub analyzer: Vec<String>,
 
@@ -205,6 +206,9 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
                 a.codes.join(", "),
                 a.needs.join(", ")
             ));
+            if !analyzers::on_by_default(a) {
+                out.push_str("    off by default: runs only when named with --analyzer\n");
+            }
         }
         out.push_str(&format!(
             "* {}:\n    {} ({})\n",
