@@ -224,7 +224,7 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "meshnetworks.MeshNetworksAnalyzer",
         description: "Check the validity of MeshNetworks in the cluster",
         codes: &["IST0126"],
-        needs: &["configmaps", "secrets"],
+        needs: &["configmaps", "remote secrets"],
         run: Run::Snapshot(mesh_networks::analyze),
     },
     Analyzer {

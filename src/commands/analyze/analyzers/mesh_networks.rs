@@ -12,14 +12,12 @@ use serde_json::Value;
 use crate::findings::messages::IST0126;
 use crate::findings::{Finding, ResourceRef};
 use crate::formats::yaml::{self, LineTree};
-use crate::istio::constants::ISTIO_NAMESPACE;
+use crate::istio::constants::{ISTIO_NAMESPACE, MULTI_CLUSTER_SECRET_LABEL};
 use crate::kube::snapshot::{Object, Snapshot};
 
 /// Istio's own service registries.
 const REGISTRIES: &[&str] = &["Mock", "Kubernetes", "External"];
 
-/// The label of Istio's remote secrets.
-pub const MULTI_CLUSTER_SECRET_LABEL: &str = "istio/multiCluster";
 
 /// The mesh networks to check: the value, its file, line and lines, its cluster.
 struct Source<'a> {
