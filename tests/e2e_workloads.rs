@@ -14,6 +14,14 @@ use common::{TestEnv, cached_binary, testenv, unique};
 
 type Found = BTreeSet<(String, String, String)>;
 
+/// The mesh networks test changes the `istio` ConfigMap and adds a remote secret, which istioctl
+/// reads for every analysis: the tests of this file run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn findings(json: &str, what: &str) -> Found {
     let items: Vec<serde_json::Value> =
         serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {json}"));
@@ -50,6 +58,7 @@ fn istioctl(env: &TestEnv, args: &[&str]) -> Found {
 
 /// Applies a scenario in a fresh namespace and compares; returns our live findings.
 fn compare(env: &TestEnv, file: &str, codes: &[&str]) -> Found {
+    let _serial = serial();
     let text =
         std::fs::read_to_string(format!("tests/fixtures/workloads/scenarios/{file}")).unwrap();
     let ns = unique("wk");
@@ -195,6 +204,7 @@ fn normalised(message: &str) -> String {
 #[test]
 #[ignore = "needs two test clusters (MESH_DOCTOR_TESTENV_SECOND): scripts/test-all.sh"]
 fn inconsistent_services_across_two_clusters_equal_istioctls() {
+    let _serial = serial();
     let env = testenv();
     let Some(second_dir) = second_cluster() else {
         panic!("MESH_DOCTOR_TESTENV_SECOND is not set: this test needs a second test cluster");
@@ -266,4 +276,101 @@ fn inconsistent_services_across_two_clusters_equal_istioctls() {
         "istioctl's IST0170 findings"
     );
     assert_eq!(ours, theirs, "{}", run.stdout);
+}
+
+/// Restores the `istio` ConfigMap and removes the remote secret, also when the test fails.
+struct MeshNetworksRestored<'a>(&'a TestEnv);
+
+impl Drop for MeshNetworksRestored<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kubectl_run(
+            &[
+                "-n",
+                "istio-system",
+                "patch",
+                "configmap",
+                "istio",
+                "--type",
+                "json",
+                "-p",
+                r#"[{"op":"remove","path":"/data/meshNetworks"}]"#,
+            ],
+            None,
+        );
+        let _ = self.0.kubectl_run(
+            &[
+                "-n",
+                "istio-system",
+                "delete",
+                "secret",
+                "wk-remote-secret",
+                "--ignore-not-found",
+            ],
+            None,
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn unknown_mesh_network_registries_live_equal_istioctl_and_the_file() {
+    let _serial = serial();
+    let env = testenv();
+    let networks = "tests/fixtures/workloads/scenarios/meshnetworks.yaml";
+    let text = std::fs::read_to_string(networks).unwrap();
+    let _restore = MeshNetworksRestored(&env);
+    // A remote secret whose key names the cluster `wk-remote`; its kubeconfig is this cluster's
+    // own, so that istioctl (which connects to the clusters of remote secrets) can reach it.
+    let kubeconfig = std::fs::read_to_string(&env.kubeconfig).unwrap();
+    let secret = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "wk-remote-secret", "namespace": "istio-system",
+                     "labels": {"istio/multiCluster": "true"}},
+        "stringData": {"wk-remote": kubeconfig},
+    });
+    env.apply(&secret.to_string());
+    let patch = serde_json::json!({"data": {"meshNetworks": text}});
+    env.kubectl(&[
+        "-n",
+        "istio-system",
+        "patch",
+        "configmap",
+        "istio",
+        "--type",
+        "merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    let only = |f: Found| -> Found { f.into_iter().filter(|(c, _, _)| c == "IST0126").collect() };
+    let theirs = only(istioctl(&env, &["-n", "istio-system"]));
+    let expected: Found = ["kubernetes", "nowhere"]
+        .iter()
+        .map(|r| {
+            (
+                "IST0126".to_string(),
+                "MeshNetworks istio-system/meshnetworks".to_string(),
+                format!("Unknown service registry {r} in network network3"),
+            )
+        })
+        .collect();
+    assert_eq!(theirs, expected, "istioctl's IST0126 findings");
+    let run = env.mesh_doctor(&["analyze", "-n", "istio-system", "--no-probe", "-o", "json"]);
+    assert!(run.code == 0 || run.code == 79, "{}", run.stderr);
+    assert_eq!(only(findings(&run.stdout, "mesh-doctor live")), theirs);
+
+    // The same networks as a file, with the remote secret in the manifests.
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("remote-secret.json");
+    std::fs::write(&manifest, secret.to_string()).unwrap();
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "-f",
+        manifest.to_str().unwrap(),
+        "--mesh-networks",
+        networks,
+        "-o",
+        "json",
+    ]);
+    assert!(run.code == 0 || run.code == 79, "{}", run.stderr);
+    assert_eq!(only(findings(&run.stdout, "mesh-doctor files")), theirs);
 }
