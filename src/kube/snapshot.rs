@@ -22,6 +22,7 @@ pub const LINE_PATHS: &[&[&str]] = &[
     &["metadata", "name"],
     &["metadata", "labels", "*"],
     &["metadata", "annotations", "*"],
+    &["data", "meshNetworks"],
     &["spec", "replicas"],
     &["spec", "ports", "[]", "port"],
     &["spec", "template", "metadata", "labels", "*"],

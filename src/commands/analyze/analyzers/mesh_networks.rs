@@ -48,7 +48,7 @@ fn sources(snapshot: &Snapshot) -> Vec<Source<'_>> {
             Some(Source {
                 value,
                 file: cm.origin.file.clone(),
-                line: cm.origin.line,
+                line: cm.origin.line_of("data.meshNetworks").or(cm.origin.line),
                 lines: None,
                 cluster: cm.origin.cluster.clone(),
             })
