@@ -196,7 +196,11 @@ fn normalised(message: &str) -> String {
         let tail = tail.strip_suffix('.').unwrap_or(tail);
         let mut reasons: Vec<&str> = tail.split("; ").collect();
         reasons.sort();
-        message = format!("{}{}.", &message[..at + "behaviors are: ".len()], reasons.join("; "));
+        message = format!(
+            "{}{}.",
+            &message[..at + "behaviors are: ".len()],
+            reasons.join("; ")
+        );
     }
     message
 }
@@ -215,7 +219,10 @@ fn inconsistent_services_across_two_clusters_equal_istioctls() {
         kubectl: env.kubectl.clone(),
     };
     let ns = unique("wk-mc");
-    for (cluster, file) in [(&env, "multicluster-1.yaml"), (&second, "multicluster-2.yaml")] {
+    for (cluster, file) in [
+        (&env, "multicluster-1.yaml"),
+        (&second, "multicluster-2.yaml"),
+    ] {
         let text =
             std::fs::read_to_string(format!("tests/fixtures/workloads/scenarios/{file}")).unwrap();
         cluster.kubectl(&["create", "namespace", &ns]);
@@ -231,7 +238,13 @@ fn inconsistent_services_across_two_clusters_equal_istioctls() {
     );
     let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
     let out = std::process::Command::new(binary)
-        .args(["analyze", "--context", "default", "--remote-contexts", &west])
+        .args([
+            "analyze",
+            "--context",
+            "default",
+            "--remote-contexts",
+            &west,
+        ])
         .args(["-n", &ns, "-o", "json"])
         .env("KUBECONFIG", &kubeconfig)
         .output()

@@ -137,11 +137,17 @@ fn run_case(case: &Value) -> Outcome {
     // A multi-cluster case: each cluster's files are one context's snapshot, its objects
     // marked with the cluster they were read from, as `--context a --context b` gives them.
     for cluster in ["cluster1", "cluster2"] {
-        let Some(inputs) = case.get(format!("{cluster}InputFiles")).and_then(Value::as_array)
+        let Some(inputs) = case
+            .get(format!("{cluster}InputFiles"))
+            .and_then(Value::as_array)
         else {
             continue;
         };
-        let paths: Vec<PathBuf> = inputs.iter().filter_map(Value::as_str).map(fixture).collect();
+        let paths: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(Value::as_str)
+            .map(fixture)
+            .collect();
         match files::load(&paths, &options) {
             Ok((mut one, _)) => {
                 mark_cluster(&mut one, cluster);

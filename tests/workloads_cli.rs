@@ -27,26 +27,86 @@ fn workload_and_annotation_mistakes_are_istios_findings_with_their_lines() {
     assert_eq!(code, 79, "{stderr}");
     let at = |what: &str, line: u32| format!("({what} {SHOP}:{line})");
     let expected = [
-        format!("Error [IST0147] {} Pod auto-pod contains `image: auto` but does not match any Istio injection webhook selectors.", at("Pod shop/auto-pod", 129)),
-        format!("Warning [IST0002] {} Deprecated: OutboundTrafficPolicy.EgressProxy ignored", at("Sidecar shop/default", 162)),
-        format!("Warning [IST0002] {} Deprecated: HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage", at("VirtualService shop/productpage", 146)),
-        format!("Warning [IST0107] {} Misplaced annotation: sidecar.istio.io/statsInclusionPrefixes can only be applied to Pod", at("Deployment shop/fortio", 46)),
-        format!("Warning [IST0107] {} Misplaced annotation: kubernetes.io/ingress.class can only be applied to Ingress", at("Pod shop/misplaced", 35)),
-        format!("Warning [IST0107] {} Misplaced annotation: networking.istio.io/exportTo can only be applied to Service", at("Pod shop/misplaced", 36)),
-        format!("Warning [IST0108] {} Unknown annotation: networking.istio.io/exportThree", at("Service shop/httpbin", 9)),
-        format!("Warning [IST0116] {} This deployment shop is associated with multiple services using port 9080 but different protocols: [shop/shop-tcp shop/shop-udp]", at("Deployment shop/shop", 83)),
-        format!("Warning [IST0125] {} Invalid annotation readiness.status.sidecar.istio.io/initialDelaySeconds: strconv.ParseUint: parsing \"bar\": invalid syntax", at("Pod shop/invalid-annotations", 21)),
-        format!("Warning [IST0125] {} Invalid annotation traffic.sidecar.istio.io/excludeOutboundPorts: excludeOutboundPorts invalid: failed parsing port 'http': failed parsing port 'http': strconv.ParseUint: parsing \"http\": invalid syntax", at("Pod shop/invalid-annotations", 23)),
-        format!("Warning [IST0125] {} Invalid annotation traffic.sidecar.istio.io/includeOutboundIPRanges: includeIPRanges invalid: failed parsing cidr '10.0.0.0': netip.ParsePrefix(\"10.0.0.0\"): no '/'", at("Pod shop/invalid-annotations", 24)),
-        format!("Warning [IST0125] {} Invalid annotation sidecar.istio.io/interceptionMode: interceptionMode invalid, use REDIRECT,TPROXY,NONE: FAST", at("Pod shop/invalid-annotations", 25)),
-        format!("Warning [IST0125] {} Invalid annotation prometheus.istio.io/merge-metrics: strconv.ParseBool: parsing \"yes\": invalid syntax", at("Pod shop/invalid-annotations", 26)),
-        format!("Warning [IST0137] {} This deployment store is associated with multiple services [shop/store shop/store-alt] using targetPort \"8080\" but different ports: [80 81].", at("Deployment shop/store", 107)),
-        format!("Warning [IST0144] {} User ID (UID) 1337 is reserved for the sidecar proxy.", at("Deployment shop/deploy-uid", 69)),
-        format!("Warning [IST0144] {} User ID (UID) 1337 is reserved for the sidecar proxy.", at("Pod shop/container-uid", 62)),
-        format!("Warning [IST0144] {} User ID (UID) 1337 is reserved for the sidecar proxy.", at("Pod shop/pod-uid", 54)),
-        format!("Warning [IST0146] {} Deployment auto-gateway contains `image: auto` but does not match any Istio injection webhook selectors.", at("Deployment shop/auto-gateway", 136)),
-        format!("Info [IST0135] {} Annotation \"sidecar.istio.io/statsInclusionPrefixes\" has been deprecated and may not work in future Istio versions.", at("Deployment shop/fortio", 46)),
-        format!("Info [IST0135] {} Annotation \"sidecar.istio.io/inject\" has been deprecated in favor of the \"sidecar.istio.io/inject\" label and may not work in future Istio versions.", at("Pod shop/misplaced", 37)),
+        format!(
+            "Error [IST0147] {} Pod auto-pod contains `image: auto` but does not match any Istio injection webhook selectors.",
+            at("Pod shop/auto-pod", 129)
+        ),
+        format!(
+            "Warning [IST0002] {} Deprecated: OutboundTrafficPolicy.EgressProxy ignored",
+            at("Sidecar shop/default", 162)
+        ),
+        format!(
+            "Warning [IST0002] {} Deprecated: HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage",
+            at("VirtualService shop/productpage", 146)
+        ),
+        format!(
+            "Warning [IST0107] {} Misplaced annotation: sidecar.istio.io/statsInclusionPrefixes can only be applied to Pod",
+            at("Deployment shop/fortio", 46)
+        ),
+        format!(
+            "Warning [IST0107] {} Misplaced annotation: kubernetes.io/ingress.class can only be applied to Ingress",
+            at("Pod shop/misplaced", 35)
+        ),
+        format!(
+            "Warning [IST0107] {} Misplaced annotation: networking.istio.io/exportTo can only be applied to Service",
+            at("Pod shop/misplaced", 36)
+        ),
+        format!(
+            "Warning [IST0108] {} Unknown annotation: networking.istio.io/exportThree",
+            at("Service shop/httpbin", 9)
+        ),
+        format!(
+            "Warning [IST0116] {} This deployment shop is associated with multiple services using port 9080 but different protocols: [shop/shop-tcp shop/shop-udp]",
+            at("Deployment shop/shop", 83)
+        ),
+        format!(
+            "Warning [IST0125] {} Invalid annotation readiness.status.sidecar.istio.io/initialDelaySeconds: strconv.ParseUint: parsing \"bar\": invalid syntax",
+            at("Pod shop/invalid-annotations", 21)
+        ),
+        format!(
+            "Warning [IST0125] {} Invalid annotation traffic.sidecar.istio.io/excludeOutboundPorts: excludeOutboundPorts invalid: failed parsing port 'http': failed parsing port 'http': strconv.ParseUint: parsing \"http\": invalid syntax",
+            at("Pod shop/invalid-annotations", 23)
+        ),
+        format!(
+            "Warning [IST0125] {} Invalid annotation traffic.sidecar.istio.io/includeOutboundIPRanges: includeIPRanges invalid: failed parsing cidr '10.0.0.0': netip.ParsePrefix(\"10.0.0.0\"): no '/'",
+            at("Pod shop/invalid-annotations", 24)
+        ),
+        format!(
+            "Warning [IST0125] {} Invalid annotation sidecar.istio.io/interceptionMode: interceptionMode invalid, use REDIRECT,TPROXY,NONE: FAST",
+            at("Pod shop/invalid-annotations", 25)
+        ),
+        format!(
+            "Warning [IST0125] {} Invalid annotation prometheus.istio.io/merge-metrics: strconv.ParseBool: parsing \"yes\": invalid syntax",
+            at("Pod shop/invalid-annotations", 26)
+        ),
+        format!(
+            "Warning [IST0137] {} This deployment store is associated with multiple services [shop/store shop/store-alt] using targetPort \"8080\" but different ports: [80 81].",
+            at("Deployment shop/store", 107)
+        ),
+        format!(
+            "Warning [IST0144] {} User ID (UID) 1337 is reserved for the sidecar proxy.",
+            at("Deployment shop/deploy-uid", 69)
+        ),
+        format!(
+            "Warning [IST0144] {} User ID (UID) 1337 is reserved for the sidecar proxy.",
+            at("Pod shop/container-uid", 62)
+        ),
+        format!(
+            "Warning [IST0144] {} User ID (UID) 1337 is reserved for the sidecar proxy.",
+            at("Pod shop/pod-uid", 54)
+        ),
+        format!(
+            "Warning [IST0146] {} Deployment auto-gateway contains `image: auto` but does not match any Istio injection webhook selectors.",
+            at("Deployment shop/auto-gateway", 136)
+        ),
+        format!(
+            "Info [IST0135] {} Annotation \"sidecar.istio.io/statsInclusionPrefixes\" has been deprecated and may not work in future Istio versions.",
+            at("Deployment shop/fortio", 46)
+        ),
+        format!(
+            "Info [IST0135] {} Annotation \"sidecar.istio.io/inject\" has been deprecated in favor of the \"sidecar.istio.io/inject\" label and may not work in future Istio versions.",
+            at("Pod shop/misplaced", 37)
+        ),
     ];
     assert_eq!(stdout.lines().collect::<Vec<_>>(), expected, "{stdout}");
 }
@@ -65,7 +125,10 @@ fn the_alpha_analyzer_runs_only_when_named() {
     // Info only: below the default failure threshold.
     assert_eq!(code, 0, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert!(!lines.is_empty() && lines.iter().all(|l| l.starts_with("Info [IST0136]")), "{stdout}");
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l.starts_with("Info [IST0136]")),
+        "{stdout}"
+    );
     assert!(stdout.contains(&format!("Info [IST0136] (Service shop/httpbin {SHOP}:10) Annotation \"networking.istio.io/exportTo\" is part of an alpha-phase feature and may be incompletely supported.")), "{stdout}");
 
     let (stdout, _, code) = run(&["analyze", "--list-analyzers"]);
@@ -106,9 +169,18 @@ fn mesh_networks_from_a_file_name_unknown_registries() {
     assert_eq!(
         stdout.lines().collect::<Vec<_>>(),
         [
-            format!("Error [IST0126] {} Unknown service registry kubernetes in network network3", at(11)),
-            format!("Error [IST0126] {} Unknown service registry nowhere in network network3", at(11)),
-            format!("Error [IST0126] {} Unknown service registry wk-remote in network network2", at(8)),
+            format!(
+                "Error [IST0126] {} Unknown service registry kubernetes in network network3",
+                at(11)
+            ),
+            format!(
+                "Error [IST0126] {} Unknown service registry nowhere in network network3",
+                at(11)
+            ),
+            format!(
+                "Error [IST0126] {} Unknown service registry wk-remote in network network2",
+                at(8)
+            ),
         ],
         "{stdout}"
     );
@@ -122,17 +194,31 @@ fn mesh_networks_from_the_istio_config_map_count_remote_secrets() {
     let lines: Vec<&str> = stdout.lines().filter(|l| l.contains("IST0126")).collect();
     assert_eq!(
         lines,
-        [format!("Error [IST0126] (MeshNetworks istio-system/meshnetworks {file}:10) Unknown service registry nowhere in network network3")],
+        [format!(
+            "Error [IST0126] (MeshNetworks istio-system/meshnetworks {file}:10) Unknown service registry nowhere in network network3"
+        )],
         "{stdout}"
     );
 }
 
 #[test]
 fn a_missing_mesh_networks_file_is_an_input_error() {
-    let (stdout, stderr, code) = run(&["analyze", "-f", SHOP, "--mesh-networks", "/nonexistent/networks.yaml"]);
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        SHOP,
+        "--mesh-networks",
+        "/nonexistent/networks.yaml",
+    ]);
     assert_eq!(code, 65, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(stderr.contains("/nonexistent/networks.yaml"), "{stderr}");
-    let (_, stderr, code) = run(&["analyze", "-f", SHOP, "--mesh-networks", "tests/fixtures/workloads"]);
+    let (_, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        SHOP,
+        "--mesh-networks",
+        "tests/fixtures/workloads",
+    ]);
     assert_eq!(code, 65, "{stderr}");
 }

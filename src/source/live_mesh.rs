@@ -32,7 +32,12 @@ pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     match cluster.list_selected(api, &params).await {
         Ok(items) => {
             for secret in items {
-                let mut keys: Vec<String> = secret.data.iter().flatten().map(|(k, _)| k.clone()).collect();
+                let mut keys: Vec<String> = secret
+                    .data
+                    .iter()
+                    .flatten()
+                    .map(|(k, _)| k.clone())
+                    .collect();
                 keys.sort();
                 snapshot.secrets.push(Located::new(SecretKeys {
                     metadata: secret.metadata,

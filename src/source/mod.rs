@@ -4,6 +4,6 @@ pub mod dns;
 pub mod files;
 pub mod live;
 pub mod live_config;
-pub mod live_mesh;
 mod live_errors;
+pub mod live_mesh;
 pub mod pod;

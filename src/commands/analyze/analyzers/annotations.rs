@@ -53,7 +53,12 @@ fn of<'a, T: Object>(kind: &'static str, located: &'a Located<T>, cni: bool) -> 
 /// Namespaces, Services, Pods, then Deployments, as Istio visits them.
 fn objects(snapshot: &Snapshot) -> Vec<Annotated<'_>> {
     let mut out: Vec<Annotated> = Vec::new();
-    out.extend(snapshot.namespaces.iter().map(|n| of("Namespace", n, false)));
+    out.extend(
+        snapshot
+            .namespaces
+            .iter()
+            .map(|n| of("Namespace", n, false)),
+    );
     out.extend(snapshot.services.iter().map(|s| of("Service", s, false)));
     out.extend(snapshot.pods.iter().map(|p| {
         let init = p
@@ -96,7 +101,7 @@ fn at(object: &Annotated, annotation: &str) -> ResourceRef {
     reference
 }
 
-fn annotations_of<'a>(meta: &'a ObjectMeta) -> impl Iterator<Item = (&'a String, &'a String)> {
+fn annotations_of(meta: &ObjectMeta) -> impl Iterator<Item = (&String, &String)> {
     static EMPTY: BTreeMap<String, String> = BTreeMap::new();
     meta.annotations.as_ref().unwrap_or(&EMPTY).iter()
 }
@@ -219,9 +224,7 @@ pub fn validate(name: &str, value: &str) -> Option<Result<(), String>> {
             }
         }
         "traffic.sidecar.istio.io/excludeInboundPorts" => port_list("excludeInboundPorts", value),
-        "traffic.sidecar.istio.io/excludeOutboundPorts" => {
-            port_list("excludeOutboundPorts", value)
-        }
+        "traffic.sidecar.istio.io/excludeOutboundPorts" => port_list("excludeOutboundPorts", value),
         "traffic.sidecar.istio.io/excludeInterfaces"
         | "traffic.sidecar.istio.io/kubevirtInterfaces"
         | "istio.io/reroute-virtual-interfaces" => interface_names(value),
@@ -381,8 +384,21 @@ fn quantity(value: &str) -> Result<(), String> {
     }
     let known = matches!(
         unit,
-        "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "n" | "u" | "m" | "k" | "M" | "G" | "T"
-            | "P" | "E"
+        "" | "Ki"
+            | "Mi"
+            | "Gi"
+            | "Ti"
+            | "Pi"
+            | "Ei"
+            | "n"
+            | "u"
+            | "m"
+            | "k"
+            | "M"
+            | "G"
+            | "T"
+            | "P"
+            | "E"
     ) && exponent.is_empty();
     let decimal_exponent = matches!(unit, "e" | "E") && !exponent_digits.is_empty();
     if !(known || decimal_exponent) {
@@ -398,7 +414,10 @@ mod tests {
     #[test]
     fn value_checks_give_istios_error_texts() {
         assert_eq!(
-            validate("readiness.status.sidecar.istio.io/initialDelaySeconds", "bar"),
+            validate(
+                "readiness.status.sidecar.istio.io/initialDelaySeconds",
+                "bar"
+            ),
             Some(Err(
                 "strconv.ParseUint: parsing \"bar\": invalid syntax".into()
             ))
@@ -424,8 +443,14 @@ mod tests {
             Some(Ok(()))
         );
         assert_eq!(validate("sidecar.istio.io/proxyCPU", "100m"), Some(Ok(())));
-        assert_eq!(validate("sidecar.istio.io/proxyMemory", "1Gi"), Some(Ok(())));
-        assert_eq!(validate("sidecar.istio.io/proxyMemory", "1e3"), Some(Ok(())));
+        assert_eq!(
+            validate("sidecar.istio.io/proxyMemory", "1Gi"),
+            Some(Ok(()))
+        );
+        assert_eq!(
+            validate("sidecar.istio.io/proxyMemory", "1e3"),
+            Some(Ok(()))
+        );
         assert!(matches!(
             validate("sidecar.istio.io/proxyMemory", "lots"),
             Some(Err(_))

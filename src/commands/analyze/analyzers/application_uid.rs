@@ -51,7 +51,11 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for pod in &snapshot.pods {
         report(pod, pod.object.spec.as_ref(), out);
     }
-    for workload in snapshot.workloads.iter().filter(|w| w.object.owner.is_none()) {
+    for workload in snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.owner.is_none())
+    {
         report(workload, workload.object.template.spec.as_ref(), out);
     }
 }

@@ -17,7 +17,12 @@ fn detail(text: String) -> [crate::findings::messages::Arg; 1] {
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     for vs in &input.config.virtual_services {
         let spec = &vs.resource.object.spec;
-        for route in spec.get("http").and_then(Value::as_array).into_iter().flatten() {
+        for route in spec
+            .get("http")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let percent = route
                 .pointer("/fault/delay/percent")
                 .and_then(Value::as_f64)

@@ -40,7 +40,11 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
     }
     let empty = BTreeMap::new();
-    for workload in snapshot.workloads.iter().filter(|w| w.object.owner.is_none()) {
+    for workload in snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.owner.is_none())
+    {
         let w = &workload.object;
         if !has_auto_image(w.template.spec.as_ref()) {
             continue;

@@ -2,11 +2,11 @@
 //! --list-analyzers` prints them), with Istio's codes.
 
 use super::{Analyzer, Run};
-use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 use super::{
     annotations, application_uid, deprecation, image_auto, mesh_networks, multicluster_service,
     service_association,
 };
+use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 
 /// Every analyzer of Istio's config kinds, in the order they run.
 pub const ANALYZERS: &[Analyzer] = &[

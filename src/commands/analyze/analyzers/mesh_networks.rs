@@ -18,7 +18,6 @@ use crate::kube::snapshot::{Object, Snapshot};
 /// Istio's own service registries.
 const REGISTRIES: &[&str] = &["Mock", "Kubernetes", "External"];
 
-
 /// The mesh networks to check: the value, its file, line and lines, its cluster.
 struct Source<'a> {
     value: Value,

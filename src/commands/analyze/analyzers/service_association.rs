@@ -46,7 +46,9 @@ fn in_mesh(snapshot: &Snapshot, workload: &Workload) -> bool {
     snapshot.namespace(namespace).is_some_and(|n| {
         n.object.label(INJECTION_LABEL) == Some("enabled")
             || (n.object.label(INJECTION_LABEL).is_none()
-                && n.object.label(REVISION_LABEL).is_some_and(|r| !r.is_empty()))
+                && n.object
+                    .label(REVISION_LABEL)
+                    .is_some_and(|r| !r.is_empty()))
     })
 }
 
@@ -84,7 +86,11 @@ fn full_name(s: &Located<Service>) -> String {
 
 /// `deployment.MultiServiceAnalyzer`.
 pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
-    for located in snapshot.workloads.iter().filter(|w| w.object.owner.is_none()) {
+    for located in snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.owner.is_none())
+    {
         let workload = &located.object;
         if is_waypoint(workload) || !in_mesh(snapshot, workload) {
             continue;
@@ -104,7 +110,11 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 .flatten()
             {
                 let protocol = port.protocol.clone().unwrap_or_else(|| "TCP".into());
-                let protocol = if protocol.is_empty() { "TCP".into() } else { protocol };
+                let protocol = if protocol.is_empty() {
+                    "TCP".into()
+                } else {
+                    protocol
+                };
                 protocols
                     .entry(port.port)
                     .or_default()
