@@ -169,9 +169,7 @@ pub fn parse_json(text: &str) -> Result<Vec<Document>, SyntaxError> {
         Err(e) => {
             // A duplicate key: the YAML reader (JSON is flow YAML) names both of its lines.
             if e.to_string().starts_with(DUPLICATE_KEY) {
-                if let Err(precise) = parse_stream(text) {
-                    return Err(precise);
-                }
+                parse_stream(text)?;
             }
             return Err(SyntaxError {
                 line: line_u32(e.line()),
