@@ -7,3 +7,4 @@ pub mod live_config;
 mod live_errors;
 pub mod live_mesh;
 pub mod pod;
+mod retry_after;
