@@ -222,3 +222,39 @@ fn a_missing_mesh_networks_file_is_an_input_error() {
     ]);
     assert_eq!(code, 65, "{stderr}");
 }
+
+#[test]
+fn mesh_networks_that_do_not_fit_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let networks = dir.path().join("networks.yaml");
+    std::fs::write(
+        &networks,
+        "networks:\n  n1:\n    endpoints: {fromRegistry: Kubernetes}\n",
+    )
+    .unwrap();
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        SHOP,
+        "--mesh-networks",
+        networks.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 65, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("invalid MeshNetworks: networks.n1.endpoints is a list"),
+        "{stderr}"
+    );
+    let config_map = dir.path().join("istio.yaml");
+    std::fs::write(
+        &config_map,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  meshNetworks: 'networks: 5'\n",
+    )
+    .unwrap();
+    let (_, stderr, code) = run(&["analyze", "-f", config_map.to_str().unwrap()]);
+    assert_eq!(code, 65, "{stderr}");
+    assert!(
+        stderr.contains("invalid meshNetworks in ConfigMap istio: networks is a mapping"),
+        "{stderr}"
+    );
+}

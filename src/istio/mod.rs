@@ -5,6 +5,7 @@ pub mod config;
 pub mod constants;
 pub mod injection;
 pub mod istiod;
+pub mod mesh_networks;
 pub mod protocol;
 pub mod revisions;
 pub mod sidecar;

@@ -475,6 +475,7 @@ fn add_object(
             if let Some(mesh) = mesh_config_of(&cm.object) {
                 snapshot.mesh_config = Some(mesh);
             }
+            mesh_networks_fit(&cm.object, &at)?;
             snapshot.config_maps.push(cm);
         }
         "Event" => snapshot.events.push(typed(value, origin, &at)?),
@@ -659,6 +660,33 @@ fn mesh_config_of(cm: &k8s_openapi::api::core::v1::ConfigMap) -> Option<Value> {
         .map(|d| d.value)
 }
 
+/// The `istio` ConfigMap's `meshNetworks` key, when present, must be MeshNetworks YAML: the
+/// mesh networks analyzer would otherwise read nothing and say nothing.
+fn mesh_networks_fit(cm: &k8s_openapi::api::core::v1::ConfigMap, at: &str) -> Result<()> {
+    use crate::kube::snapshot::Object;
+    let Some(text) = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get("meshNetworks"))
+        .filter(|_| cm.name() == "istio")
+    else {
+        return Ok(());
+    };
+    let problem = match yaml::parse_stream(text) {
+        Err(e) => Some(format!("line {} of the value: {}", e.line, e.message)),
+        Ok(docs) => docs
+            .first()
+            .and_then(|d| crate::istio::mesh_networks::problem(&d.value)),
+    };
+    match problem {
+        Some(problem) => Err(Error::Parse {
+            location: at.to_string(),
+            message: format!("invalid meshNetworks in ConfigMap istio: {problem}"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Reads a mesh config file (`--mesh-config`): YAML of the MeshConfig fields.
 pub fn load_mesh_config(path: &Path, limit: u64) -> Result<Value> {
     let shown = path.display().to_string();
@@ -690,10 +718,10 @@ pub fn load_mesh_networks(path: &Path, limit: u64) -> Result<Located<Value>> {
     let Some(doc) = docs.into_iter().next() else {
         return Ok(Located::new(Value::Null));
     };
-    if !(doc.value.is_object() || doc.value.is_null()) {
+    if let Some(problem) = crate::istio::mesh_networks::problem(&doc.value) {
         return Err(Error::Parse {
             location: shown,
-            message: "a mesh networks file is a mapping (networks: ...)".into(),
+            message: format!("invalid MeshNetworks: {problem}"),
         });
     }
     Ok(Located {
