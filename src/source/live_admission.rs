@@ -13,7 +13,9 @@ use kube::api::{Api, ListParams};
 
 use super::live::{Cluster, ListError, MAX_PAGES};
 use super::live_config::SERVICES_BEYOND;
-use crate::kube::snapshot::{CrdMeta, Located, Object, Snapshot};
+use std::sync::Arc;
+
+use crate::kube::snapshot::{CrdMeta, Located, Object, Origin, Snapshot};
 
 /// The names of these lists in `Snapshot::unavailable` (and in the analyzers' `needs`).
 pub const VALIDATING_WEBHOOKS: &str = "validatingwebhookconfigurations";
@@ -23,13 +25,20 @@ const PAGE_SIZE: u32 = 500;
 
 /// Reads the ValidatingWebhookConfigurations and the CRDs' metadata, then the Services the
 /// injection webhooks name that the snapshot does not hold yet.
-pub async fn read(cluster: &Cluster, snapshot: &mut Snapshot) {
+pub async fn read(cluster: &Cluster, multi: bool, snapshot: &mut Snapshot) {
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+
     let (validating, crds) = tokio::join!(
         cluster.list_cluster::<ValidatingWebhookConfiguration>(),
         crd_metadata(cluster)
     );
     match validating {
-        Ok(items) => snapshot.validating_webhooks = items.into_iter().map(Located::new).collect(),
+        Ok(items) => {
+            snapshot.validating_webhooks = items
+                .into_iter()
+                .map(|o| located_with(&name, multi, o))
+                .collect()
+        }
         Err(e) => {
             snapshot
                 .unavailable
@@ -37,12 +46,27 @@ pub async fn read(cluster: &Cluster, snapshot: &mut Snapshot) {
         }
     }
     match crds {
-        Ok(items) => snapshot.crds = items.into_iter().map(Located::new).collect(),
+        Ok(items) => {
+            snapshot.crds = items
+                .into_iter()
+                .map(|o| located_with(&name, multi, o))
+                .collect()
+        }
         Err(e) => {
             snapshot.unavailable.insert(CRDS, e.reason().to_string());
         }
     }
     webhook_services(cluster, snapshot).await;
+}
+
+fn located_with<T>(name: &Arc<str>, multi: bool, object: T) -> Located<T> {
+    Located {
+        object,
+        origin: Origin {
+            cluster: multi.then(|| name.clone()),
+            ..Origin::default()
+        },
+    }
 }
 
 /// Every CRD's name, labels and annotations (a metadata-only list: no schemas cross the wire).

@@ -2,6 +2,7 @@
 //! --list-analyzers` prints them), with Istio's codes.
 
 use super::{Analyzer, Run};
+use super::{conditions, external_control_plane, k8sgateway, webhook};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 
 /// Every analyzer of Istio's config kinds, in the order they run.
@@ -167,6 +168,61 @@ pub const ANALYZERS: &[Analyzer] = &[
     // Security, telemetry and extensions analyzers.
 
     // Gateway API, webhook and external control plane analyzers.
-
+    Analyzer {
+        name: "conditions.ConditionAnalyzer",
+        description: "Checks for negative status conditions on resources",
+        codes: &["IST0171"],
+        needs: &[
+            "services",
+            "serviceentries",
+            "workloadentries",
+            "authorizationpolicies",
+            "gateways.gateway.networking.k8s.io",
+            "httproutes.gateway.networking.k8s.io",
+            "grpcroutes.gateway.networking.k8s.io",
+        ],
+        run: Run::Snapshot(conditions::analyze),
+    },
+    Analyzer {
+        name: "externalcontrolplane.ExternalControlPlaneAnalyzer",
+        description: "Checks that the remote IstioOperator resources reference an external control plane",
+        codes: &["IST0163", "IST0164"],
+        needs: &[
+            "validatingwebhookconfigurations",
+            "mutatingwebhookconfigurations",
+        ],
+        run: Run::Snapshot(external_control_plane::analyze),
+    },
+    Analyzer {
+        name: "k8sgateway.SelectorAnalyzer",
+        description: "Check that selectors are effective for Kubernetes gateway",
+        codes: &["IST0166"],
+        needs: &[
+            "authorizationpolicies",
+            "requestauthentications",
+            "telemetries",
+            "wasmplugins",
+            "pods",
+        ],
+        run: Run::Snapshot(k8sgateway::selectors),
+    },
+    Analyzer {
+        name: "k8sgateway.CRDVersionAnalyzer",
+        description: "Checks Gateway API CRDs are at the minimum version required by this Istio version",
+        codes: &["IST0176"],
+        needs: &["customresourcedefinitions"],
+        run: Run::Snapshot(k8sgateway::crd_versions),
+    },
+    Analyzer {
+        name: "webhook.Analyzer",
+        description: "Checks the validity of Istio webhooks",
+        codes: &["IST0139"],
+        needs: &[
+            "mutatingwebhookconfigurations",
+            "services",
+            "services in other namespaces",
+        ],
+        run: Run::Snapshot(webhook::analyze),
+    },
     // Workload, annotation, deprecation and mesh networks analyzers.
 ];

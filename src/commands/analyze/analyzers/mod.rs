@@ -1,11 +1,14 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
+pub mod conditions;
 pub mod control_plane;
 pub mod destinationrule;
 pub mod envoyfilter;
+pub mod external_control_plane;
 pub mod gateway;
 pub mod injection;
 pub mod istio_table;
+pub mod k8sgateway;
 pub mod multicluster;
 pub mod port_names;
 pub mod proxy_image;
@@ -15,6 +18,7 @@ pub mod schema;
 pub mod serviceentry;
 pub mod sidecar;
 pub mod virtualservice;
+pub mod webhook;
 
 use crate::findings::report;
 use crate::findings::{Finding, Report};
