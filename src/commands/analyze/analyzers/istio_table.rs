@@ -58,7 +58,11 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "virtualservice.GatewayAnalyzer",
         description: "Checks the gateways associated with each virtual service",
         codes: &["IST0101", "IST0132", "IST0165"],
-        needs: &["virtualservices", "gateways"],
+        needs: &[
+            "virtualservices",
+            "gateways",
+            "gateways.gateway.networking.k8s.io",
+        ],
         run: Run::Config(virtualservice::gateways),
     },
     Analyzer {
