@@ -39,10 +39,10 @@ fn old_crds_and_unreachable_external_control_planes_from_files() {
     assert_eq!(code, 79, "{stderr}");
     let expected = [
         format!(
-            "Warning [IST0163] (MutatingWebhookConfiguration istio-sidecar-injector-external {file}:50) The hostname (https://istiod.example.com:port/inject) that was provided for the webhook (namespace.sidecar-injector.istio.io) to reach the ingress gateway on the external control plane cluster was provided in an invalid format. Traffic may not flow properly."
+            "Warning [IST0163] (MutatingWebhookConfiguration istio-sidecar-injector-external {file}:49) The hostname (https://istiod.example.com:port/inject) that was provided for the webhook (namespace.sidecar-injector.istio.io) to reach the ingress gateway on the external control plane cluster was provided in an invalid format. Traffic may not flow properly."
         ),
         format!(
-            "Warning [IST0163] (ValidatingWebhookConfiguration istio-validator-external {file}:41) The hostname () that was provided for the webhook (rev.validation.istio.io) to reach the ingress gateway on the external control plane cluster is blank. Traffic may not flow properly."
+            "Warning [IST0163] (ValidatingWebhookConfiguration istio-validator-external {file}:39) The hostname () that was provided for the webhook (rev.validation.istio.io) to reach the ingress gateway on the external control plane cluster is blank. Traffic may not flow properly."
         ),
         format!(
             "Warning [IST0176] (CustomResourceDefinition tcproutes.gateway.networking.k8s.io {file}:1) Gateway API CRD \"tcproutes.gateway.networking.k8s.io\" is at version \"1.5.1\" but Istio requires at least \"1.6.0\"; resources of this kind will not be processed. Upgrade the Gateway API CRDs to satisfy the minimum version."
@@ -150,9 +150,9 @@ fn overlapping_injection_webhooks_and_missing_services() {
     assert_eq!(
         messages,
         [
-            "Webhook overlaps with others: [istio-sidecar-injector-shop/rev.namespace.sidecar-injector.istio.io]. This may cause injection to occur twice.",
             "Injector refers to a control plane service that does not exist: shop/istiod-missing.",
             "Webhook overlaps with others: [shop-second-injector/namespace.sidecar-injector.istio.io]. This may cause injection to occur twice.",
+            "Webhook overlaps with others: [istio-sidecar-injector-shop/rev.namespace.sidecar-injector.istio.io]. This may cause injection to occur twice.",
         ],
         "{stdout}"
     );
