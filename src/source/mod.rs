@@ -7,3 +7,4 @@ pub mod live_admission;
 pub mod live_config;
 mod live_errors;
 pub mod pod;
+mod retry_after;
