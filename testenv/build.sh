@@ -136,6 +136,15 @@ if selected istioctl; then
   go_build istioctl "$ISTIOCTL_BIN" istio istio.io/istio/istioctl/cmd/istioctl \
     "-X istio.io/istio/pkg/version.buildVersion=$ISTIO_VERSION -X istio.io/istio/pkg/version.buildStatus=Clean"
 fi
+if [[ $want_istio == 1 ]]; then
+  # The Gateway API CRDs istiod-up.sh applies come from this module's source (cached
+  # binaries skip `go build`, which would otherwise be what fetches it).
+  check_pin istio sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION"
+  if [[ ! -d "$(testenv_modcache_dir sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION")/config/crd/standard" ]]; then
+    testenv_log "gateway-api: go mod download sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION"
+    (cd "$TESTENV_SRC/gomod/istio" && go mod download "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION")
+  fi
+fi
 if selected kubelet; then
   check_pin kube k8s.io/kubernetes "$KUBE_VERSION"
   go_build kubelet "$KUBELET_BIN" kube k8s.io/kubernetes/cmd/kubelet "$(kube_ldflags)"

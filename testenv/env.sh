@@ -14,6 +14,9 @@ ENVOY_VERSION="1.40.0"
 # eed52ebb66ad (2026-08-27) is master with VERSION file 1.31, i.e. 1.31-dev.
 ISTIO_VERSION="1.31.0-dev-eed52ebb"
 ISTIO_PSEUDO_VERSION="v0.0.0-20260827124520-eed52ebb66ad"
+# The Gateway API release whose standard CRDs istiod-up.sh applies (a dependency of istio,
+# pinned in gomod/istio/go.mod, fetched into GOMODCACHE by build.sh).
+GATEWAY_API_VERSION="v1.6.0"
 COREDNS_VERSION="v1.15.0"
 # krew, the kubectl plugin manager, for the release test (scripts/release-test.sh).
 KREW_VERSION="v0.4.3"

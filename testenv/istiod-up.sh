@@ -84,6 +84,26 @@ kc apply --server-side --force-conflicts -f "$CRDS" >/dev/null
 kc wait --for condition=Established --timeout 60s crd -l app.kubernetes.io/part-of=istio >/dev/null 2>&1 \
   || kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 
+# The Gateway API standard CRDs (the CRD files only, not the release's upgrade-guard
+# ValidatingAdmissionPolicy), from the gateway-api module source in GOMODCACHE.
+GATEWAY_API_SRC="$(testenv_modcache_dir sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION")"
+if [[ ! -d "$GATEWAY_API_SRC/config/crd/standard" ]]; then
+  (cd "$TESTENV_SRC/gomod/istio" && go mod download "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION") || true
+fi
+GATEWAY_API_CRDS=("$GATEWAY_API_SRC"/config/crd/standard/gateway.networking.k8s.io_*routes.yaml
+  "$GATEWAY_API_SRC"/config/crd/standard/gateway.networking.k8s.io_gateway*.yaml
+  "$GATEWAY_API_SRC"/config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml
+  "$GATEWAY_API_SRC"/config/crd/standard/gateway.networking.k8s.io_backendtlspolicies.yaml
+  "$GATEWAY_API_SRC"/config/crd/standard/gateway.networking.k8s.io_listenersets.yaml)
+for f in "${GATEWAY_API_CRDS[@]}"; do
+  [[ -f "$f" ]] || testenv_die "Gateway API CRD not found: $f (GOMODCACHE has no gateway-api@$GATEWAY_API_VERSION?)"
+done
+testenv_log "applying the Gateway API $GATEWAY_API_VERSION standard CRDs from $GATEWAY_API_SRC"
+for f in "${GATEWAY_API_CRDS[@]}"; do
+  kc apply --server-side --force-conflicts -f "$f" >/dev/null
+done
+kc wait --for condition=Established --timeout 60s crd --all >/dev/null
+
 if [[ "$ISTIOD_PLAINTEXT" == 1 ]]; then
   kc apply -f - >/dev/null <<EOF
 apiVersion: v1

@@ -135,6 +135,10 @@ impl Scenario {
         findings
             .iter()
             .filter(|f| f["origin"].as_str().unwrap_or("").contains(&self.p))
+            // The scenario's injector configurations call istio-system/istiod, which the test
+            // cluster does not have, and overlap with other runs': webhook.Analyzer's IST0139 is
+            // tested in e2e_gateway_api.rs.
+            .filter(|f| f["code"] != "IST0139")
             .map(|f| {
                 (
                     f["code"].as_str().unwrap().to_string(),
@@ -176,7 +180,14 @@ fn live_namespace_scope() {
     let env = testenv();
     let s = Scenario::create(&env);
     let p = &s.p;
-    let run = env.mesh_doctor(&["analyze", "-n", &format!("{p}-inj")]);
+    // Cluster-scoped findings (the injector configurations' IST0139) are in every scope.
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "-n",
+        &format!("{p}-inj"),
+        "--suppress",
+        "IST0139=*",
+    ]);
     assert_eq!(run.code, 79, "{}", run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "only {p}-inj's findings: {}", run.stdout);
@@ -189,7 +200,9 @@ fn live_namespace_scope() {
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {clean}\n  labels: {{istio-injection: enabled}}\n---\n{}",
         pod(&clean, "ok", "", CLASSIC)
     ));
-    let run = env.mesh_doctor(&["analyze", "-n", &clean]);
+    // Cluster-scoped findings are in every scope: the injector configurations the tests leave
+    // on the shared cluster overlap (IST0139); this check is about the namespace.
+    let run = env.mesh_doctor(&["analyze", "-n", &clean, "--suppress", "IST0139=*"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.is_empty());
     assert!(run.stderr.contains(&format!(
@@ -211,6 +224,8 @@ fn live_namespace_scope() {
         "-f",
         file.to_str().unwrap(),
         "--use-kube=true",
+        "--suppress",
+        "IST0139=*",
     ]);
     assert_eq!(run.code, 0, "IST0118 is Info: {}", run.stderr);
     assert!(

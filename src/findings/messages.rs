@@ -258,6 +258,9 @@ messages! {
     IST0138 = "IST0138", "GatewayDuplicateCertificate", Warning,
         "Duplicate certificate in multiple gateways %v may cause 404s if clients re-use HTTP2 connections.",
         "Duplicate certificate in multiple gateways may cause 404s if clients re-use HTTP2 connections.";
+    IST0139 = "IST0139", "InvalidWebhook", Error,
+        "%v",
+        "Webhook is invalid or references a control plane service that does not exist.";
     IST0140 = "IST0140", "IngressRouteRulesNotAffected", Warning,
         "Subset in virtual service %s has no effect on ingress gateway %s requests",
         "Route rules have no effect on ingress gateway requests";
@@ -307,21 +310,36 @@ messages! {
     IST0162 = "IST0162", "GatewayPortNotDefinedOnService", Warning,
         "The gateway is listening on a target port (port %d) that is not defined in the Service associated with its workload instances (Pod selector %s). If you need to access the gateway port through the gateway Service, it will not be available.",
         "Gateway port not exposed by service";
+    IST0163 = "IST0163", "InvalidExternalControlPlaneConfig", Warning,
+        "The hostname (%s) that was provided for the webhook (%s) to reach the ingress gateway on the external control plane cluster %s. Traffic may not flow properly.",
+        "Address for the ingress gateway on the external control plane is not valid";
+    IST0164 = "IST0164", "ExternalControlPlaneAddressIsNotAHostname", Info,
+        "The address (%s) that was provided for the webhook (%s) to reach the ingress gateway on the external control plane cluster is an IP address. This is not recommended for a production environment.",
+        "Address for the ingress gateway on the external control plane is an IP address and not a hostname";
     IST0165 = "IST0165", "ReferencedInternalGateway", Warning,
         "Gateway reference in VirtualService %s is to an implementation-generated internal Gateway: %s.",
         "VirtualServices should not reference internal Gateways.";
+    IST0166 = "IST0166", "IneffectiveSelector", Warning,
+        "Ineffective selector on Kubernetes Gateway %s. Use the TargetRef field instead.",
+        "Selector has no effect when applied to Kubernetes Gateways.";
     IST0167 = "IST0167", "IneffectivePolicy", Warning,
         "The policy has no impact: %s.",
         "The policy applied has no impact.";
     IST0170 = "IST0170", "MultiClusterInconsistentService", Warning,
         "The service %v in namespace %q is inconsistent across clusters %q, which can lead to undefined behaviors. The inconsistent behaviors are: %v.",
         "The services live in different clusters under multi-cluster deployment model are inconsistent";
+    IST0171 = "IST0171", "NegativeConditionStatus", Warning,
+        "A condition with a negative status is present: type=%s, reason=%s, message=%s.",
+        "A condition with a negative status is present";
     IST0173 = "IST0173", "DestinationRuleSubsetNotSelectPods", Error,
         "The Subset %s defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).",
         "Subsets defined in destination does not select any pods.";
     IST0174 = "IST0174", "UnknownDestinationRuleHost", Warning,
         "The host %s defined in the DestinationRule does not match any services in the mesh.",
         "Host defined in destination rule does not match any services in the mesh.";
+    IST0176 = "IST0176", "GatewayAPICRDVersionBelowMinimum", Warning,
+        "Gateway API CRD %q is at version %q but Istio requires at least %q; resources of this kind will not be processed. Upgrade the Gateway API CRDs to satisfy the minimum version.",
+        "A Gateway API CRD is installed at a version below the minimum required by this Istio version. Resources of this kind will not be processed.";
     IST0177 = "IST0177", "ConflictingServiceEntryProtocol", Warning,
         "Multiple ServiceEntries (%s) define the same host %q and port %d with conflicting protocols (%s).",
         "Multiple ServiceEntries define the same host and port with conflicting protocols.";

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::core::v1::{
     ConfigMap, Event, Namespace, Node, Pod, PodTemplateSpec, Service,
 };
@@ -191,6 +193,22 @@ impl Object for SecretKeys {
     }
 }
 
+/// A CustomResourceDefinition reduced to its metadata (name, labels, annotations): the
+/// schema is never kept (the Gateway API CRDs alone are megabytes of it).
+#[derive(Clone, Debug, Default)]
+pub struct CrdMeta {
+    pub metadata: ObjectMeta,
+}
+
+impl Object for CrdMeta {
+    fn kind(&self) -> &str {
+        "CustomResourceDefinition"
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+}
+
 /// Everything the analyzers may look at.
 #[derive(Debug, Default)]
 pub struct Snapshot {
@@ -200,6 +218,9 @@ pub struct Snapshot {
     pub workloads: Vec<Located<Workload>>,
     pub config_maps: Vec<Located<ConfigMap>>,
     pub webhooks: Vec<Located<MutatingWebhookConfiguration>>,
+    pub validating_webhooks: Vec<Located<ValidatingWebhookConfiguration>>,
+    /// CustomResourceDefinitions, metadata only.
+    pub crds: Vec<Located<CrdMeta>>,
     pub pod_disruption_budgets: Vec<Located<PodDisruptionBudget>>,
     pub events: Vec<Located<Event>>,
     pub endpoint_slices: Vec<Located<EndpointSlice>>,
@@ -288,6 +309,8 @@ impl Snapshot {
         self.workloads.extend(other.workloads);
         self.config_maps.extend(other.config_maps);
         self.webhooks.extend(other.webhooks);
+        self.validating_webhooks.extend(other.validating_webhooks);
+        self.crds.extend(other.crds);
         self.pod_disruption_budgets
             .extend(other.pod_disruption_budgets);
         self.events.extend(other.events);

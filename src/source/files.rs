@@ -130,9 +130,32 @@ pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
         &["security.istio.io/v1", "security.istio.io/v1beta1"],
     ),
     // Security, telemetry and extensions kinds.
-
+    (
+        "AuthorizationPolicy",
+        &["security.istio.io/v1", "security.istio.io/v1beta1"],
+    ),
+    (
+        "PeerAuthentication",
+        &["security.istio.io/v1", "security.istio.io/v1beta1"],
+    ),
+    (
+        "Telemetry",
+        &["telemetry.istio.io/v1", "telemetry.istio.io/v1alpha1"],
+    ),
+    ("WasmPlugin", &["extensions.istio.io/v1alpha1"]),
     // Gateway API kinds, webhooks and CRDs.
-
+    ("GatewayClass", GATEWAY_API),
+    ("Gateway", GATEWAY_API),
+    ("HTTPRoute", GATEWAY_API),
+    ("GRPCRoute", GATEWAY_API),
+    ("TCPRoute", GATEWAY_API),
+    ("TLSRoute", GATEWAY_API),
+    ("ReferenceGrant", GATEWAY_API),
+    (
+        "ValidatingWebhookConfiguration",
+        &["admissionregistration.k8s.io/v1"],
+    ),
+    ("CustomResourceDefinition", &["apiextensions.k8s.io/v1"]),
     // Workload, annotation and mesh networks kinds.
 ];
 
@@ -141,6 +164,13 @@ const ISTIO_NETWORKING: &[&str] = &[
     "networking.istio.io/v1",
     "networking.istio.io/v1beta1",
     "networking.istio.io/v1alpha3",
+];
+
+/// The versions of `gateway.networking.k8s.io` read.
+const GATEWAY_API: &[&str] = &[
+    "gateway.networking.k8s.io/v1",
+    "gateway.networking.k8s.io/v1beta1",
+    "gateway.networking.k8s.io/v1alpha2",
 ];
 
 /// True when an analyzer reads documents of this kind and apiVersion ([`ANALYSED_KINDS`]).
@@ -422,7 +452,12 @@ fn add_object(
         .to_string();
     let namespaced = !matches!(
         kind.as_str(),
-        "Namespace" | "MutatingWebhookConfiguration" | "Node"
+        "Namespace"
+            | "MutatingWebhookConfiguration"
+            | "Node"
+            | "ValidatingWebhookConfiguration"
+            | "CustomResourceDefinition"
+            | "GatewayClass"
     );
     if namespaced {
         default_namespace(&mut value, options.default_namespace.as_deref());
@@ -480,6 +515,13 @@ fn add_object(
         }
         "Event" => snapshot.events.push(typed(value, origin, &at)?),
         "MutatingWebhookConfiguration" => snapshot.webhooks.push(typed(value, origin, &at)?),
+        "ValidatingWebhookConfiguration" => snapshot
+            .validating_webhooks
+            .push(typed(value, origin, &at)?),
+        "CustomResourceDefinition" => snapshot.crds.push(Located {
+            object: crd_meta(&value, &at)?,
+            origin,
+        }),
         "PodDisruptionBudget" => snapshot
             .pod_disruption_budgets
             .push(typed(value, origin, &at)?),
@@ -575,6 +617,18 @@ fn config_object(mut value: Value, at: &str) -> Result<ConfigObject> {
         kind,
         metadata,
     })
+}
+
+/// A CustomResourceDefinition's metadata; its schema is dropped here.
+fn crd_meta(value: &Value, at: &str) -> Result<crate::kube::snapshot::CrdMeta> {
+    let metadata: ObjectMeta = serde_json::from_value(
+        value.get("metadata").cloned().unwrap_or_default(),
+    )
+    .map_err(|e| Error::Parse {
+        location: at.to_string(),
+        message: format!("invalid CustomResourceDefinition metadata: {e}"),
+    })?;
+    Ok(crate::kube::snapshot::CrdMeta { metadata })
 }
 
 /// A Secret's type and key names; the values are dropped here.

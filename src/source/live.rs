@@ -707,6 +707,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         super::live_config::gateway_secrets(c, &mut snapshot).await;
         super::live_config::nodes(c, &mut snapshot).await;
         super::live_mesh::remote_secrets(c, &mut snapshot).await;
+        super::live_admission::read(c, multi, &mut snapshot).await;
     }
 
     if let Some(kind) = late {

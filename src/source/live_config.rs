@@ -32,7 +32,21 @@ pub fn plural(kind: &str) -> &'static str {
         "WorkloadEntry" => "workloadentries",
         "WorkloadGroup" => "workloadgroups",
         "RequestAuthentication" => "requestauthentications",
+        "AuthorizationPolicy" => "authorizationpolicies",
+        "PeerAuthentication" => "peerauthentications",
+        "Telemetry" => "telemetries",
+        "WasmPlugin" => "wasmplugins",
         _ => "istio config",
+    }
+}
+
+/// The name of a served resource's list in `Snapshot::unavailable`: a Gateway API kind by its
+/// group-qualified name (its `Gateway` is not Istio's), an Istio kind by [`plural`].
+fn list_name(group: &str, kind: &str) -> &'static str {
+    if group == config::GATEWAY_API_GROUP {
+        config::gateway_api::plural(kind)
+    } else {
+        plural(kind)
     }
 }
 
@@ -61,9 +75,10 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         .await
     {
         Err(ListError::Denied(reason)) => {
-            for (_, _, kinds) in config::groups() {
+            for (group, _, kinds) in config::groups() {
                 for kind in kinds.iter() {
-                    read.unavailable.insert(plural(kind), reason.clone());
+                    read.unavailable
+                        .insert(list_name(group, kind), reason.clone());
                 }
             }
             return read;
@@ -112,14 +127,17 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
                 },
             })),
             Err(ListError::Denied(reason)) => {
-                read.unavailable.insert(plural(&resource.kind), reason);
+                read.unavailable
+                    .insert(list_name(&resource.group, &resource.kind), reason);
             }
             Err(ListError::Unreachable(reason)) => {
                 read.unreachable.get_or_insert(reason);
             }
             Err(ListError::Failed(reason)) => {
-                read.failed
-                    .get_or_insert(format!("cannot list {}: {reason}", plural(&resource.kind)));
+                read.failed.get_or_insert(format!(
+                    "cannot list {}: {reason}",
+                    list_name(&resource.group, &resource.kind)
+                ));
             }
             Err(ListError::Deadline(_)) => {
                 read.late.get_or_insert("Istio configuration");
@@ -188,7 +206,7 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     for resource in snapshot
         .config
         .iter()
-        .filter(|c| c.object.kind == "Gateway")
+        .filter(|c| c.object.kind == "Gateway" && !config::gateway_api::is_gateway_api(&c.object))
     {
         let Ok(gw) = serde_json::from_value::<Gateway>(resource.object.spec.clone()) else {
             continue;

@@ -3,6 +3,7 @@
 pub mod dns;
 pub mod files;
 pub mod live;
+pub mod live_admission;
 pub mod live_config;
 mod live_errors;
 pub mod live_mesh;

@@ -2,6 +2,7 @@
 //! typed specs ([`types`]), the snapshot's config objects read into those types once
 //! ([`Config::of`]), and the host rules the analyzers share ([`host`]).
 
+pub mod gateway_api;
 pub mod host;
 pub mod types;
 
@@ -9,6 +10,7 @@ use serde::de::DeserializeOwned;
 
 use crate::kube::snapshot::{ConfigObject, Located, Object, Snapshot};
 
+pub use gateway_api::{GATEWAY_API_GROUP, GatewayClass, KubernetesGateway, ReferenceGrant, Route};
 pub use types::*;
 
 /// The API group of the traffic-management kinds.
@@ -30,11 +32,22 @@ pub const CONFIG_KINDS: &[&str] = &[
     "WorkloadGroup",
 ];
 
-/// The security kinds read (`security.istio.io` v1 and v1beta1): the JWT claim route analyzer
-/// needs RequestAuthentications.
+/// The security kinds read (`security.istio.io` v1 and v1beta1).
 pub const SECURITY_GROUP: &str = "security.istio.io";
 pub const SECURITY_VERSIONS: &[&str] = &["v1", "v1beta1"];
-pub const SECURITY_KINDS: &[&str] = &["RequestAuthentication"];
+pub const SECURITY_KINDS: &[&str] = &[
+    "RequestAuthentication",
+    "AuthorizationPolicy",
+    "PeerAuthentication",
+];
+
+/// `telemetry.istio.io` (v1 and v1alpha1, the same schema) and `extensions.istio.io`.
+pub const TELEMETRY_GROUP: &str = "telemetry.istio.io";
+pub const TELEMETRY_VERSIONS: &[&str] = &["v1", "v1alpha1"];
+pub const TELEMETRY_KINDS: &[&str] = &["Telemetry"];
+pub const EXTENSIONS_GROUP: &str = "extensions.istio.io";
+pub const EXTENSIONS_VERSIONS: &[&str] = &["v1alpha1"];
+pub const EXTENSIONS_KINDS: &[&str] = &["WasmPlugin"];
 
 /// One API group whose kinds are read from files and listed live: (group, versions, kinds).
 pub type Group = (
@@ -48,7 +61,14 @@ pub const GROUPS: &[Group] = &[
     (NETWORKING_GROUP, NETWORKING_VERSIONS, CONFIG_KINDS),
     (SECURITY_GROUP, SECURITY_VERSIONS, SECURITY_KINDS),
     // Telemetry and extensions groups.
+    (TELEMETRY_GROUP, TELEMETRY_VERSIONS, TELEMETRY_KINDS),
+    (EXTENSIONS_GROUP, EXTENSIONS_VERSIONS, EXTENSIONS_KINDS),
     // Gateway API groups.
+    (
+        gateway_api::GATEWAY_API_GROUP,
+        gateway_api::GATEWAY_API_VERSIONS,
+        gateway_api::GATEWAY_API_KINDS,
+    ),
 ];
 
 /// Every (group, versions, kinds) read from files and listed live ([`GROUPS`]).
@@ -100,6 +120,14 @@ pub struct Config<'a> {
     // Security, telemetry and extensions kinds.
 
     // Gateway API kinds.
+    pub gateway_classes: Vec<Typed<'a, GatewayClass>>,
+    /// Gateway API Gateways (`gateway.networking.k8s.io`), never Istio's [`Self::gateways`].
+    pub k8s_gateways: Vec<Typed<'a, KubernetesGateway>>,
+    pub http_routes: Vec<Typed<'a, Route>>,
+    pub grpc_routes: Vec<Typed<'a, Route>>,
+    pub tcp_routes: Vec<Typed<'a, Route>>,
+    pub tls_routes: Vec<Typed<'a, Route>>,
+    pub reference_grants: Vec<Typed<'a, ReferenceGrant>>,
     pub invalid: Vec<(&'a Located<ConfigObject>, String)>,
 }
 
@@ -109,6 +137,12 @@ impl<'a> Config<'a> {
         let mut config = Config::default();
         for resource in &snapshot.config {
             let kind = resource.object.kind.as_str();
+            if gateway_api::is_gateway_api(&resource.object) {
+                if let Err(reason) = config.add_gateway_api(resource) {
+                    config.invalid.push((resource, reason));
+                }
+                continue;
+            }
             let result = match kind {
                 "VirtualService" => typed(resource).map(|t| config.virtual_services.push(t)),
                 "DestinationRule" => typed(resource).map(|t| config.destination_rules.push(t)),
@@ -131,6 +165,22 @@ impl<'a> Config<'a> {
             }
         }
         config
+    }
+
+    /// A `gateway.networking.k8s.io` object into its list (kept apart from Istio's kinds of
+    /// the same name).
+    fn add_gateway_api(&mut self, resource: &'a Located<ConfigObject>) -> Result<(), String> {
+        match resource.object.kind.as_str() {
+            "GatewayClass" => self.gateway_classes.push(typed(resource)?),
+            "Gateway" => self.k8s_gateways.push(typed(resource)?),
+            "HTTPRoute" => self.http_routes.push(typed(resource)?),
+            "GRPCRoute" => self.grpc_routes.push(typed(resource)?),
+            "TCPRoute" => self.tcp_routes.push(typed(resource)?),
+            "TLSRoute" => self.tls_routes.push(typed(resource)?),
+            "ReferenceGrant" => self.reference_grants.push(typed(resource)?),
+            _ => {}
+        }
+        Ok(())
     }
 }
 

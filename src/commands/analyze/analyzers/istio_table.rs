@@ -6,6 +6,7 @@ use super::{
     annotations, application_uid, deprecation, image_auto, mesh_networks, multicluster_service,
     service_association,
 };
+use super::{conditions, external_control_plane, k8sgateway, webhook};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 
 /// Every analyzer of Istio's config kinds, in the order they run.
@@ -61,7 +62,11 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "virtualservice.GatewayAnalyzer",
         description: "Checks the gateways associated with each virtual service",
         codes: &["IST0101", "IST0132", "IST0165"],
-        needs: &["virtualservices", "gateways"],
+        needs: &[
+            "virtualservices",
+            "gateways",
+            "gateways.gateway.networking.k8s.io",
+        ],
         run: Run::Config(virtualservice::gateways),
     },
     Analyzer {
@@ -171,7 +176,62 @@ pub const ANALYZERS: &[Analyzer] = &[
     // Security, telemetry and extensions analyzers.
 
     // Gateway API, webhook and external control plane analyzers.
-
+    Analyzer {
+        name: "conditions.ConditionAnalyzer",
+        description: "Checks for negative status conditions on resources",
+        codes: &["IST0171"],
+        needs: &[
+            "services",
+            "serviceentries",
+            "workloadentries",
+            "authorizationpolicies",
+            "gateways.gateway.networking.k8s.io",
+            "httproutes.gateway.networking.k8s.io",
+            "grpcroutes.gateway.networking.k8s.io",
+        ],
+        run: Run::Snapshot(conditions::analyze),
+    },
+    Analyzer {
+        name: "externalcontrolplane.ExternalControlPlaneAnalyzer",
+        description: "Checks that the remote IstioOperator resources reference an external control plane",
+        codes: &["IST0163", "IST0164"],
+        needs: &[
+            "validatingwebhookconfigurations",
+            "mutatingwebhookconfigurations",
+        ],
+        run: Run::Snapshot(external_control_plane::analyze),
+    },
+    Analyzer {
+        name: "k8sgateway.SelectorAnalyzer",
+        description: "Check that selectors are effective for Kubernetes gateway",
+        codes: &["IST0166"],
+        needs: &[
+            "authorizationpolicies",
+            "requestauthentications",
+            "telemetries",
+            "wasmplugins",
+            "pods",
+        ],
+        run: Run::Snapshot(k8sgateway::selectors),
+    },
+    Analyzer {
+        name: "k8sgateway.CRDVersionAnalyzer",
+        description: "Checks Gateway API CRDs are at the minimum version required by this Istio version",
+        codes: &["IST0176"],
+        needs: &["customresourcedefinitions"],
+        run: Run::Snapshot(k8sgateway::crd_versions),
+    },
+    Analyzer {
+        name: "webhook.Analyzer",
+        description: "Checks the validity of Istio webhooks",
+        codes: &["IST0139"],
+        needs: &[
+            "mutatingwebhookconfigurations",
+            "services",
+            "services in other namespaces",
+        ],
+        run: Run::Snapshot(webhook::analyze),
+    },
     // Workload, annotation, deprecation and mesh networks analyzers.
     Analyzer {
         name: "annotations.K8sAnalyzer",

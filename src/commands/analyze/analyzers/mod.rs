@@ -2,14 +2,17 @@
 
 pub mod annotations;
 pub mod application_uid;
+pub mod conditions;
 pub mod control_plane;
 pub mod deprecation;
 pub mod destinationrule;
 pub mod envoyfilter;
+pub mod external_control_plane;
 pub mod gateway;
 pub mod image_auto;
 pub mod injection;
 pub mod istio_table;
+pub mod k8sgateway;
 pub mod mesh_networks;
 pub mod multicluster;
 pub mod multicluster_service;
@@ -22,6 +25,7 @@ pub mod service_association;
 pub mod serviceentry;
 pub mod sidecar;
 pub mod virtualservice;
+pub mod webhook;
 
 use crate::findings::report;
 use crate::findings::{Finding, Report};

@@ -286,6 +286,20 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
             hosts.extend(gateway_hosts(gw.namespace(), &server.hosts));
         }
     }
+    let k8s_hosts: HashMap<(&str, &str), Vec<String>> = input
+        .config
+        .k8s_gateways
+        .iter()
+        .map(|gw| {
+            let hosts = gw
+                .spec
+                .listeners
+                .iter()
+                .map(|l| l.hostname.clone().unwrap_or_else(|| "*".to_string()))
+                .collect();
+            ((gw.namespace(), gw.name()), hosts)
+        })
+        .collect();
     for vs in &input.config.virtual_services {
         let own = full_name(vs.namespace(), vs.name());
         for (i, gw_name) in vs.spec.gateways.iter().enumerate() {
@@ -303,7 +317,11 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             let (ns, name) = short_or_full(vs.namespace(), gw_name);
-            let found = by_name.get(&(ns.as_str(), name.as_str()));
+            // An Istio Gateway of that name, else a Gateway API Gateway (istio#60708: the
+            // binding works, so it is not "not found"; its listeners' hostnames are its hosts).
+            let found = by_name
+                .get(&(ns.as_str(), name.as_str()))
+                .or_else(|| k8s_hosts.get(&(ns.as_str(), name.as_str())));
             if found.is_none() {
                 out.push(Finding::new(
                     messages::IST0101,

@@ -1,0 +1,137 @@
+//! The live source for the admission and API-extension objects the webhook, external control
+//! plane and Gateway API CRD analyzers read: ValidatingWebhookConfigurations, the metadata of
+//! CustomResourceDefinitions (never their schemas), and the Services the Istio injection
+//! webhooks call when they are outside what was listed (got by name, never listed).
+//!
+//! A list that fails goes into `Snapshot::unavailable` with its reason, so the analyzers that
+//! need it are skipped and the run says so.
+
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ListParams};
+
+use super::live::{Cluster, ListError, MAX_PAGES};
+use super::live_config::SERVICES_BEYOND;
+use std::sync::Arc;
+
+use crate::kube::snapshot::{CrdMeta, Located, Object, Origin, Snapshot};
+
+/// The names of these lists in `Snapshot::unavailable` (and in the analyzers' `needs`).
+pub const VALIDATING_WEBHOOKS: &str = "validatingwebhookconfigurations";
+pub const CRDS: &str = "customresourcedefinitions";
+
+const PAGE_SIZE: u32 = 500;
+
+/// Reads the ValidatingWebhookConfigurations and the CRDs' metadata, then the Services the
+/// injection webhooks name that the snapshot does not hold yet.
+pub async fn read(cluster: &Cluster, multi: bool, snapshot: &mut Snapshot) {
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+
+    let (validating, crds) = tokio::join!(
+        cluster.list_cluster::<ValidatingWebhookConfiguration>(),
+        crd_metadata(cluster)
+    );
+    match validating {
+        Ok(items) => {
+            snapshot.validating_webhooks = items
+                .into_iter()
+                .map(|o| located_with(&name, multi, o))
+                .collect()
+        }
+        Err(e) => {
+            snapshot
+                .unavailable
+                .insert(VALIDATING_WEBHOOKS, e.reason().to_string());
+        }
+    }
+    match crds {
+        Ok(items) => {
+            snapshot.crds = items
+                .into_iter()
+                .map(|o| located_with(&name, multi, o))
+                .collect()
+        }
+        Err(e) => {
+            snapshot.unavailable.insert(CRDS, e.reason().to_string());
+        }
+    }
+    webhook_services(cluster, snapshot).await;
+}
+
+fn located_with<T>(name: &Arc<str>, multi: bool, object: T) -> Located<T> {
+    Located {
+        object,
+        origin: Origin {
+            cluster: multi.then(|| name.clone()),
+            ..Origin::default()
+        },
+    }
+}
+
+/// Every CRD's name, labels and annotations (a metadata-only list: no schemas cross the wire).
+async fn crd_metadata(cluster: &Cluster) -> Result<Vec<CrdMeta>, ListError> {
+    let api: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        if let Some(t) = &token {
+            params = params.continue_token(t);
+        }
+        let page = cluster.request(|| api.list_metadata(&params)).await?;
+        items.extend(page.items.into_iter().map(|o| CrdMeta {
+            metadata: o.metadata,
+        }));
+        match page.metadata.continue_ {
+            Some(t) if !t.is_empty() => {
+                if !seen.insert(t.clone()) {
+                    return Err(ListError::Failed(format!(
+                        "the server's pagination does not end: it sent a continue token twice (after {} objects)",
+                        items.len()
+                    )));
+                }
+                token = Some(t);
+            }
+            _ => return Ok(items),
+        }
+    }
+    Err(ListError::Failed(format!(
+        "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
+        items.len()
+    )))
+}
+
+/// The Services the MutatingWebhookConfigurations call that the snapshot does not hold (live
+/// with `-n`, only the scope's and `istio-system`'s were listed): got by name, so that
+/// `webhook.Analyzer` never calls a Service missing that merely was not read.
+async fn webhook_services(cluster: &Cluster, snapshot: &mut Snapshot) {
+    let mut wanted: Vec<(String, String)> = Vec::new();
+    for wh in &snapshot.webhooks {
+        for hook in wh.object.webhooks.iter().flatten() {
+            let Some(svc) = &hook.client_config.service else {
+                continue;
+            };
+            let known = snapshot.all_services().any(|s| {
+                s.object.namespace() == Some(&svc.namespace) && s.object.name() == svc.name
+            });
+            let pair = (svc.namespace.clone(), svc.name.clone());
+            if !known && !wanted.contains(&pair) {
+                wanted.push(pair);
+            }
+        }
+    }
+    for (ns, name) in wanted {
+        let api: Api<Service> = Api::namespaced(cluster.client.clone(), &ns);
+        match cluster.get_opt(api, &name).await {
+            Ok(Some(svc)) => snapshot.services_beyond_scope.push(Located::new(svc)),
+            Ok(None) => {}
+            Err(e) => {
+                snapshot
+                    .unavailable
+                    .insert(SERVICES_BEYOND, e.reason().to_string());
+            }
+        }
+    }
+}
