@@ -130,7 +130,19 @@ pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
         &["security.istio.io/v1", "security.istio.io/v1beta1"],
     ),
     // Security, telemetry and extensions kinds.
-
+    (
+        "AuthorizationPolicy",
+        &["security.istio.io/v1", "security.istio.io/v1beta1"],
+    ),
+    (
+        "PeerAuthentication",
+        &["security.istio.io/v1", "security.istio.io/v1beta1"],
+    ),
+    (
+        "Telemetry",
+        &["telemetry.istio.io/v1", "telemetry.istio.io/v1alpha1"],
+    ),
+    ("WasmPlugin", &["extensions.istio.io/v1alpha1"]),
     // Gateway API kinds, webhooks and CRDs.
 
     // Workload, annotation and mesh networks kinds.

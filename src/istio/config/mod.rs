@@ -3,12 +3,16 @@
 //! ([`Config::of`]), and the host rules the analyzers share ([`host`]).
 
 pub mod host;
+pub mod security;
+pub mod telemetry;
 pub mod types;
 
 use serde::de::DeserializeOwned;
 
 use crate::kube::snapshot::{ConfigObject, Located, Object, Snapshot};
 
+pub use security::*;
+pub use telemetry::*;
 pub use types::*;
 
 /// The API group of the traffic-management kinds.
@@ -30,11 +34,22 @@ pub const CONFIG_KINDS: &[&str] = &[
     "WorkloadGroup",
 ];
 
-/// The security kinds read (`security.istio.io` v1 and v1beta1): the JWT claim route analyzer
-/// needs RequestAuthentications.
+/// The security kinds read (`security.istio.io` v1 and v1beta1).
 pub const SECURITY_GROUP: &str = "security.istio.io";
 pub const SECURITY_VERSIONS: &[&str] = &["v1", "v1beta1"];
-pub const SECURITY_KINDS: &[&str] = &["RequestAuthentication"];
+pub const SECURITY_KINDS: &[&str] = &[
+    "RequestAuthentication",
+    "AuthorizationPolicy",
+    "PeerAuthentication",
+];
+
+/// `telemetry.istio.io` (v1 and v1alpha1, the same schema) and `extensions.istio.io`.
+pub const TELEMETRY_GROUP: &str = "telemetry.istio.io";
+pub const TELEMETRY_VERSIONS: &[&str] = &["v1", "v1alpha1"];
+pub const TELEMETRY_KINDS: &[&str] = &["Telemetry"];
+pub const EXTENSIONS_GROUP: &str = "extensions.istio.io";
+pub const EXTENSIONS_VERSIONS: &[&str] = &["v1alpha1"];
+pub const EXTENSIONS_KINDS: &[&str] = &["WasmPlugin"];
 
 /// One API group whose kinds are read from files and listed live: (group, versions, kinds).
 pub type Group = (
@@ -48,6 +63,8 @@ pub const GROUPS: &[Group] = &[
     (NETWORKING_GROUP, NETWORKING_VERSIONS, CONFIG_KINDS),
     (SECURITY_GROUP, SECURITY_VERSIONS, SECURITY_KINDS),
     // Telemetry and extensions groups.
+    (TELEMETRY_GROUP, TELEMETRY_VERSIONS, TELEMETRY_KINDS),
+    (EXTENSIONS_GROUP, EXTENSIONS_VERSIONS, EXTENSIONS_KINDS),
     // Gateway API groups.
 ];
 
@@ -98,6 +115,10 @@ pub struct Config<'a> {
     pub workload_groups: Vec<Typed<'a, WorkloadGroup>>,
     pub request_authentications: Vec<Typed<'a, RequestAuthentication>>,
     // Security, telemetry and extensions kinds.
+    pub authorization_policies: Vec<Typed<'a, AuthorizationPolicy>>,
+    pub peer_authentications: Vec<Typed<'a, PeerAuthentication>>,
+    pub telemetries: Vec<Typed<'a, Telemetry>>,
+    pub wasm_plugins: Vec<Typed<'a, WasmPlugin>>,
 
     // Gateway API kinds.
     pub invalid: Vec<(&'a Located<ConfigObject>, String)>,
@@ -122,6 +143,14 @@ impl<'a> Config<'a> {
                     typed(resource).map(|t| config.request_authentications.push(t))
                 }
                 // Security, telemetry and extensions kinds.
+                "AuthorizationPolicy" => {
+                    typed(resource).map(|t| config.authorization_policies.push(t))
+                }
+                "PeerAuthentication" => {
+                    typed(resource).map(|t| config.peer_authentications.push(t))
+                }
+                "Telemetry" => typed(resource).map(|t| config.telemetries.push(t)),
+                "WasmPlugin" => typed(resource).map(|t| config.wasm_plugins.push(t)),
 
                 // Gateway API kinds.
                 _ => Ok(()),

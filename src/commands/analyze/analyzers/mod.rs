@@ -1,5 +1,7 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
+pub mod authn;
+pub mod authz;
 pub mod control_plane;
 pub mod destinationrule;
 pub mod envoyfilter;
@@ -12,8 +14,10 @@ pub mod proxy_image;
 pub mod revisions;
 pub mod runtime;
 pub mod schema;
+pub mod schema_security;
 pub mod serviceentry;
 pub mod sidecar;
+pub mod telemetry;
 pub mod virtualservice;
 
 use crate::findings::report;
