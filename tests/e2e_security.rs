@@ -1,0 +1,129 @@
+//! The live differential test of the security, telemetry and extensions analyzers (issue 14):
+//! on the test cluster (with Istio's CRDs, applied by `testenv/istiod-up.sh`), scenario
+//! namespaces `sec-…` with broken AuthorizationPolicies, PeerAuthentications,
+//! RequestAuthentications, Telemetries and WasmPlugins. For each, `analyze -n NS -o json` gives
+//! the findings of `istioctl analyze -n NS -o json` (code, origin, message) except the
+//! documented difference (a selector that matches a Deployment's pod template is not reported:
+//! docs/compat.md, "Security and telemetry"), and the same manifests given as files give the
+//! same findings as the cluster.
+//!
+//! The scenarios hold only what the CRDs' own validation accepts: the API server rejects most
+//! broken RequestAuthentications and WasmPlugins before Istio's rules could see them (those
+//! rules are tested on files, tests/security_cli.rs).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{TestEnv, cached_binary, testenv, unique};
+
+type Found = BTreeSet<(String, String, String)>;
+
+fn findings(json: &str, what: &str) -> Found {
+    let items: Vec<serde_json::Value> =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {json}"));
+    items
+        .iter()
+        .filter(|i| i.get("code").is_some())
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap_or_default().to_string(),
+                i["origin"].as_str().unwrap_or_default().to_string(),
+                i["message"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn istioctl(env: &TestEnv, namespace: &str) -> Found {
+    let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
+    let out = std::process::Command::new(binary)
+        .args(["analyze", "-n", namespace, "-o", "json"])
+        .env("KUBECONFIG", &env.kubeconfig)
+        .output()
+        .expect("istioctl runs");
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == 79),
+        "istioctl analyze failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    findings(&String::from_utf8_lossy(&out.stdout), "istioctl")
+}
+
+/// Applies a scenario (its own Namespace included) and compares. `template_only` names the
+/// objects whose selector matches only a workload template: istioctl reports them (`code`),
+/// mesh-doctor does not.
+fn compare(env: &TestEnv, file: &str, template_only: &[(&str, &str)]) {
+    let text = std::fs::read_to_string(format!("tests/fixtures/security/{file}")).unwrap();
+    let ns = unique("sec");
+    let manifest = text.replace("__NS__", &ns);
+    env.apply(&manifest);
+
+    let in_namespace = |f: Found| -> Found {
+        f.into_iter()
+            .filter(|(_, origin, _)| {
+                origin.contains(&format!(" {ns}/")) || *origin == format!("Namespace {ns}")
+            })
+            .collect()
+    };
+    let theirs = in_namespace(istioctl(env, &ns));
+    let run = env.mesh_doctor(&["analyze", "-n", &ns, "-o", "json"]);
+    assert!(run.code == 0 || run.code == 79, "{file}: {}", run.stderr);
+    let ours = in_namespace(findings(&run.stdout, "mesh-doctor live"));
+    assert!(
+        !theirs.is_empty(),
+        "{file}: istioctl found nothing; is the scenario applied?"
+    );
+    let documented: Found = theirs
+        .iter()
+        .filter(|(code, origin, _)| {
+            template_only
+                .iter()
+                .any(|(c, o)| code == c && *origin == o.replace("__NS__", &ns))
+        })
+        .cloned()
+        .collect();
+    assert_eq!(
+        documented.len(),
+        template_only.len(),
+        "{file}: istioctl no longer reports the template-only selectors: {theirs:#?}"
+    );
+    let expected: Found = theirs.difference(&documented).cloned().collect();
+    let missing: Vec<_> = expected.difference(&ours).collect();
+    let extra: Vec<_> = ours.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{file}: live analyze differs from istioctl\n  missing: {missing:#?}\n  extra: {extra:#?}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file.replace('/', "-"));
+    std::fs::write(&path, &manifest).unwrap();
+    let run = env.mesh_doctor(&["analyze", "-f", path.to_str().unwrap(), "-o", "json"]);
+    assert!(run.code == 0 || run.code == 79, "{file}: {}", run.stderr);
+    let from_file = in_namespace(findings(&run.stdout, "mesh-doctor files"));
+    assert_eq!(
+        from_file, ours,
+        "{file}: the files give other findings than the cluster"
+    );
+}
+
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn broken_authorization_and_authentication_live_equal_istioctl() {
+    compare(
+        &testenv(),
+        "scenarios/authz.yaml",
+        &[("IST0127", "AuthorizationPolicy __NS__/not-yet")],
+    );
+}
+
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn broken_telemetry_and_wasm_plugins_live_equal_istioctl() {
+    compare(
+        &testenv(),
+        "scenarios/telemetry.yaml",
+        &[("IST0101", "Telemetry __NS__/batch-not-yet")],
+    );
+}
