@@ -127,3 +127,30 @@ fn broken_telemetry_and_wasm_plugins_live_equal_istioctl() {
         &[("IST0101", "Telemetry __NS__/batch-not-yet")],
     );
 }
+
+/// The manifests the CRDs would reject, and istiod's JWKS check, on files: istioctl's file
+/// mode (`--use-kube=false`) applies the same rules, so both print the same lines.
+#[test]
+#[ignore = "needs istioctl: testenv/build.sh --istio (scripts/test-all.sh)"]
+fn schema_rules_on_files_equal_istioctl() {
+    let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
+    for file in [
+        "tests/fixtures/security/invalid.yaml",
+        "tests/fixtures/security/blocked-cidrs.yaml",
+    ] {
+        let out = std::process::Command::new(&binary)
+            .args(["analyze", "--use-kube=false", "-A", "-o", "json", file])
+            .output()
+            .expect("istioctl runs");
+        let theirs = findings(&String::from_utf8_lossy(&out.stdout), "istioctl");
+        let ours = assert_cmd::Command::cargo_bin("kubectl-mesh_doctor")
+            .unwrap()
+            .env_remove("KUBECONFIG")
+            .args(["analyze", "-f", file, "-o", "json"])
+            .output()
+            .unwrap();
+        let ours = findings(&String::from_utf8_lossy(&ours.stdout), "mesh-doctor");
+        assert!(!theirs.is_empty(), "{file}: istioctl found nothing");
+        assert_eq!(ours, theirs, "{file}");
+    }
+}
