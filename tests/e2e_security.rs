@@ -137,6 +137,7 @@ fn schema_rules_on_files_equal_istioctl() {
     for file in [
         "tests/fixtures/security/invalid.yaml",
         "tests/fixtures/security/blocked-cidrs.yaml",
+        "tests/fixtures/security/schema-cases.yaml",
     ] {
         let out = std::process::Command::new(&binary)
             .args(["analyze", "--use-kube=false", "-A", "-o", "json", file])
@@ -149,7 +150,15 @@ fn schema_rules_on_files_equal_istioctl() {
             .args(["analyze", "-f", file, "-o", "json"])
             .output()
             .unwrap();
-        let ours = findings(&String::from_utf8_lossy(&ours.stdout), "mesh-doctor");
+        // istioctl's file mode drops Pods and Namespaces, so it skips the analyzers that need
+        // them (auth.AuthorizationPoliciesAnalyzer); mesh-doctor runs them (docs/compat.md).
+        let ours: Found = findings(&String::from_utf8_lossy(&ours.stdout), "mesh-doctor")
+            .into_iter()
+            .filter(|(code, origin, _)| {
+                !(origin.starts_with("AuthorizationPolicy ")
+                    && (code == "IST0101" || code == "IST0127"))
+            })
+            .collect();
         assert!(!theirs.is_empty(), "{file}: istioctl found nothing");
         assert_eq!(ours, theirs, "{file}");
     }

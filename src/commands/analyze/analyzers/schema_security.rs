@@ -162,7 +162,12 @@ fn ips(values: &[String], errors: &mut Vec<String>) {
                 }
             }
             None => {
-                if ip.parse::<IpAddr>().is_err() {
+                // Go's parser takes an IPv6 zone (`fe80::1%eth0`).
+                let addr = match ip.split_once('%') {
+                    Some((a, zone)) if a.contains(':') && !zone.is_empty() => a,
+                    _ => ip.as_str(),
+                };
+                if addr.parse::<IpAddr>().is_err() {
                     errors.push(format!("bad IP address ({ip})"));
                 }
             }
@@ -670,6 +675,24 @@ fn uri_scheme(uri: &str) -> String {
     }
 }
 
+/// Go's `url.Parse` error for a port that is not a number (`http://host:abc/`).
+fn invalid_port(uri: &str) -> Option<String> {
+    let (_, rest) = uri.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = match host.rfind(']') {
+        Some(end) => host[end + 1..].strip_prefix(':')?,
+        None => host.rsplit_once(':')?.1,
+    };
+    (!port.bytes().all(|b| b.is_ascii_digit())).then(|| {
+        format!(
+            "parse {}: invalid port {} after host",
+            quote(uri),
+            quote(&format!(":{port}"))
+        )
+    })
+}
+
 /// A protobuf duration (`1.5s`): Istio's `ValidateDuration`.
 fn duration(text: &str) -> Option<&'static str> {
     let seconds: f64 = text.strip_suffix('s')?.parse().ok()?;
@@ -694,7 +717,9 @@ fn jwt_rule(rule: &JwtRule, v: &mut Validation) {
     }
     if !rule.jwks_uri.is_empty() {
         let scheme = uri_scheme(&rule.jwks_uri);
-        if scheme != "http" && scheme != "https" {
+        if let Some(e) = invalid_port(&rule.jwks_uri) {
+            v.error(e);
+        } else if scheme != "http" && scheme != "https" {
             v.error(format!("URI scheme {} is not supported", quote(&scheme)));
         }
     }
@@ -875,14 +900,9 @@ fn wasm_plugin(w: &WasmPlugin) -> Validation {
     if w.url.is_empty() {
         v.error("url field needs to be set");
     } else {
-        // Go's request-URI parser takes a scheme only when a `/` follows it (`host:port/x` is
-        // not one); Istio then retries with `http://` in front, which is a supported scheme.
+        // Without a scheme (`ghcr.io/x:1`), Istio retries with `http://` in front, which is
+        // supported; `localhost:8080/x` has the scheme `localhost` for Go's parser.
         let scheme = uri_scheme(&w.url);
-        let scheme = if w.url[scheme.len()..].starts_with(":/") {
-            scheme
-        } else {
-            String::new()
-        };
         if !matches!(scheme.as_str(), "" | "file" | "http" | "https" | "oci") {
             v.error(format!("url contains unsupported scheme: {scheme}"));
         }
