@@ -163,3 +163,71 @@ fn schema_rules_on_files_equal_istioctl() {
         assert_eq!(ours, theirs, "{file}");
     }
 }
+
+/// A user who may read everything the shipped role names except Telemetries: the Telemetry
+/// analyzers are skipped and said so, and the run is incomplete (exit 69), never green.
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn forbidden_telemetries_are_said_and_never_green() {
+    let env = testenv();
+    let ns = unique("sec");
+    env.apply(&format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}, labels: {{istio-injection: enabled}}}}\n---\n\
+         apiVersion: telemetry.istio.io/v1\nkind: Telemetry\nmetadata: {{name: logs, namespace: {ns}}}\n\
+         spec:\n  accessLogging: [{{filter: {{expression: \"response.code >= 400\"}}}}]\n"
+    ));
+    // With the permission: IST0157, exit 79.
+    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe"]);
+    assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("[IST0157]"), "{}", run.stdout);
+
+    // The shipped role without its telemetry.istio.io rule.
+    let role = std::fs::read_to_string("docs/rbac.yaml")
+        .unwrap()
+        .replace("name: mesh-doctor-readonly", &format!("name: {ns}-role"))
+        .replace(
+            "- apiGroups: [telemetry.istio.io]\n  resources: [telemetries]\n  verbs: [get, list, watch]\n",
+            "",
+        );
+    assert!(!role.contains("telemetries"), "the rule was not removed:\n{role}");
+    env.apply(&role);
+    env.apply(&format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {{name: {ns}-role}}\n\
+         roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {ns}-role}}\n\
+         subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {ns}-user}}]\n"
+    ));
+    let user = format!("{ns}-user");
+    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe", "--as", &user]);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    for analyzer in [
+        "telemetry.ProviderAnalyzer",
+        "telemetry.SelectorAnalyzer",
+        "telemetry.DefaultSelectorAnalyzer",
+        "schema.ValidationAnalyzer.Telemetry",
+    ] {
+        assert!(
+            run.stderr.contains(&format!(
+                "skipped {analyzer}: it needs telemetries, which could not be listed"
+            )),
+            "{analyzer}: {}",
+            run.stderr
+        );
+    }
+    assert!(
+        !run.stderr.contains("No validation issues"),
+        "{}",
+        run.stderr
+    );
+    // The shipped role reads them: the finding, and no denial.
+    env.apply(&std::fs::read_to_string("docs/rbac.yaml").unwrap());
+    env.apply(&format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {{name: {ns}-reader}}\n\
+         roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: mesh-doctor-readonly}}\n\
+         subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {ns}-reader}}]\n"
+    ));
+    let reader = format!("{ns}-reader");
+    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe", "--as", &reader]);
+    assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("[IST0157]"), "{}", run.stdout);
+    assert!(!run.stderr.contains("cannot list"), "{}", run.stderr);
+}
