@@ -189,7 +189,10 @@ fn forbidden_telemetries_are_said_and_never_green() {
             "- apiGroups: [telemetry.istio.io]\n  resources: [telemetries]\n  verbs: [get, list, watch]\n",
             "",
         );
-    assert!(!role.contains("telemetries"), "the rule was not removed:\n{role}");
+    assert!(
+        !role.contains("telemetries"),
+        "the rule was not removed:\n{role}"
+    );
     env.apply(&role);
     env.apply(&format!(
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {{name: {ns}-role}}\n\

@@ -77,10 +77,10 @@ fn empty_input_is_exit_65() {
 
 #[test]
 fn only_unanalysed_kinds_is_exit_65_naming_them() {
-    let (_, stderr, code) = run(&["analyze", "-f", &format!("{DIR}/wasmplugins.yaml")]);
+    let (_, stderr, code) = run(&["analyze", "-f", &format!("{DIR}/certificates.yaml")]);
     assert_eq!(code, 65, "{stderr}");
     assert!(
-        stderr.contains("2 documents of kinds not analysed: WasmPlugin (2)"),
+        stderr.contains("2 documents of kinds not analysed: Certificate (2)"),
         "{stderr}"
     );
     assert!(!stderr.contains("No validation issues"), "{stderr}");
@@ -93,7 +93,7 @@ fn unanalysed_kinds_are_counted_and_carried_in_every_format() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(
-        stderr.contains("1 document of kinds not analysed: WasmPlugin (1)"),
+        stderr.contains("1 document of kinds not analysed: Certificate (1)"),
         "{stderr}"
     );
     assert!(!stderr.contains("No validation issues"), "{stderr}");
@@ -102,12 +102,12 @@ fn unanalysed_kinds_are_counted_and_carried_in_every_format() {
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "json"]);
     let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
     let entry = items.iter().find(|i| i["level"] == "NotAnalysed").unwrap();
-    assert_eq!(entry["kind"], "WasmPlugin");
+    assert_eq!(entry["kind"], "Certificate");
     assert_eq!(entry["documents"], 1);
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "yaml"]);
     assert!(stdout.contains("level: NotAnalysed"), "{stdout}");
-    assert!(stdout.contains("kind: WasmPlugin"), "{stdout}");
+    assert!(stdout.contains("kind: Certificate"), "{stdout}");
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "sarif"]);
     let sarif: serde_json::Value = serde_json::from_str(&stdout).unwrap();

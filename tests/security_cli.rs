@@ -52,7 +52,10 @@ fn policies_whose_deployment_has_no_pods_yet_are_not_reported() {
         codes_and_origins(&stdout),
         [
             ("IST0102".into(), "Namespace outside".into()),
-            ("IST0127".into(), "AuthorizationPolicy outside/legacy".into()),
+            (
+                "IST0127".into(),
+                "AuthorizationPolicy outside/legacy".into()
+            ),
             ("IST0127".into(), "AuthorizationPolicy shop/typo".into()),
         ],
         "{stdout}"
@@ -86,10 +89,15 @@ fn authorization_policies_grid_case_gives_istios_findings() {
         "Referenced namespace not found: \"*-bogus\"",
         "Referenced namespace not found: \"bogus-*\"",
     ] {
-        assert!(messages.contains(&expected), "{expected:?} not in\n{stdout}");
+        assert!(
+            messages.contains(&expected),
+            "{expected:?} not in\n{stdout}"
+        );
     }
     assert!(
-        stdout.contains(&format!("(AuthorizationPolicy httpbin/httpbin-bogus-ns {GRID}/authorizationpolicies.yaml:")),
+        stdout.contains(&format!(
+            "(AuthorizationPolicy httpbin/httpbin-bogus-ns {GRID}/authorizationpolicies.yaml:"
+        )),
         "{stdout}"
     );
 }
@@ -107,7 +115,9 @@ fn jwks_fetches_without_blocked_cidrs() {
     assert_eq!(code, 79, "{stderr}");
     assert_eq!(
         stdout.trim_end(),
-        format!("Warning [IST0175] (Deployment istio-system/istiod {BLOCKED}:7) BLOCKED_CIDRS_IN_JWKS_URIS is not configured but 1 RequestAuthentication resource(s) exist (shop/jwt). Consider configuring it to restrict JWKS URI fetches to trusted networks.")
+        format!(
+            "Warning [IST0175] (Deployment istio-system/istiod {BLOCKED}:7) BLOCKED_CIDRS_IN_JWKS_URIS is not configured but 1 RequestAuthentication resource(s) exist (shop/jwt). Consider configuring it to restrict JWKS URI fetches to trusted networks."
+        )
     );
     // Configured: nothing to say.
     let text = std::fs::read_to_string(BLOCKED).unwrap().replace(
@@ -175,7 +185,9 @@ fn lightstep_tracing_is_deprecated_with_the_mesh_config() {
     assert_eq!(code, 79);
     assert_eq!(
         stdout.trim_end(),
-        format!("Warning [IST0002] (Telemetry istio-system/mesh-default {file}:1) Deprecated: The Lightstep provider lightstep is deprecated, please migrate to OpenTelemetry provider.")
+        format!(
+            "Warning [IST0002] (Telemetry istio-system/mesh-default {file}:1) Deprecated: The Lightstep provider lightstep is deprecated, please migrate to OpenTelemetry provider."
+        )
     );
     // Without a Lightstep provider in the mesh config, the same Telemetry is fine.
     let (_, stderr, code) = run(&["analyze", "-f", &file]);

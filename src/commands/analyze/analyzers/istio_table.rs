@@ -2,7 +2,7 @@
 //! --list-analyzers` prints them), with Istio's codes.
 
 use super::{Analyzer, Run};
-use super::{authn, authz, schema_security, telemetry};
+use super::{authn, authz, schema_authz, schema_security, telemetry};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 
 /// Every analyzer of Istio's config kinds, in the order they run.
@@ -171,7 +171,7 @@ pub const ANALYZERS: &[Analyzer] = &[
         description: "Validates AuthorizationPolicies as Istio's webhook would",
         codes: &["IST0106", "IST0133"],
         needs: &["authorizationpolicies"],
-        run: Run::Config(schema_security::authorization_policies),
+        run: Run::Config(schema_authz::authorization_policies),
     },
     Analyzer {
         name: "schema.ValidationAnalyzer.PeerAuthentication",

@@ -14,6 +14,7 @@ pub mod proxy_image;
 pub mod revisions;
 pub mod runtime;
 pub mod schema;
+pub mod schema_authz;
 pub mod schema_security;
 pub mod serviceentry;
 pub mod sidecar;
