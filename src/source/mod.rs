@@ -6,3 +6,4 @@ pub mod live;
 pub mod live_config;
 mod live_errors;
 pub mod pod;
+mod retry_after;
