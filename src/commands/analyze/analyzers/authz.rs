@@ -11,7 +11,7 @@
 //! too, so a policy whose Deployment has no pods yet (scaled to zero, not yet scheduled, or
 //! manifests analysed alone) is not reported (istio#51273).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::{Namespace, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -58,7 +58,7 @@ fn inject_value(meta: &ObjectMeta) -> Option<bool> {
 }
 
 /// Istio's `PodInMesh` or `PodInAmbientMode` for an existing pod.
-fn pod_counts(snapshot: &Snapshot, meta: &ObjectMeta, spec: Option<&PodSpec>) -> bool {
+fn pod_counts(namespaces: &Namespaces, meta: &ObjectMeta, spec: Option<&PodSpec>) -> bool {
     let ambient = meta
         .annotations
         .as_ref()
@@ -71,14 +71,16 @@ fn pod_counts(snapshot: &Snapshot, meta: &ObjectMeta, spec: Option<&PodSpec>) ->
         return inject;
     }
     let ns = meta.namespace.as_deref().unwrap_or("");
-    namespace(snapshot, ns).is_some_and(|n| n.label(INJECTION_LABEL) == Some("enabled"))
+    namespaces
+        .get(ns)
+        .is_some_and(|n| n.label(INJECTION_LABEL) == Some("enabled"))
 }
 
 /// For a workload's pod template: whether the pods it will create will be in the mesh (injected
 /// by the namespace's `istio-injection=enabled` or `istio.io/rev`, or asked for by the
 /// template) or in ambient mode.
 fn template_counts(
-    snapshot: &Snapshot,
+    namespaces: &Namespaces,
     namespace: &str,
     meta: &ObjectMeta,
     spec: Option<&PodSpec>,
@@ -89,7 +91,7 @@ fn template_counts(
     if let Some(inject) = inject_value(meta) {
         return inject;
     }
-    let Some(o) = self::namespace(snapshot, namespace) else {
+    let Some(o) = namespaces.get(namespace) else {
         return false;
     };
     o.label(INJECTION_LABEL) == Some("enabled")
@@ -102,23 +104,26 @@ fn template_counts(
             .is_some_and(|m| m == "ambient")
 }
 
-/// The Namespace with this name, in scope or (live with `-n`) beyond it.
-fn namespace<'s>(snapshot: &'s Snapshot, name: &str) -> Option<&'s Namespace> {
+/// The Namespaces by name, in scope and (live with `-n`) beyond it.
+type Namespaces<'s> = HashMap<&'s str, &'s Namespace>;
+
+fn namespaces(snapshot: &Snapshot) -> Namespaces<'_> {
     snapshot
         .all_namespaces()
-        .find(|n| n.object.name() == name)
-        .map(|n| &n.object)
+        .map(|n| (n.object.name(), &n.object))
+        .collect()
 }
 
 /// namespace -> the label sets of the workloads that count (pods, then templates).
 fn workloads_in_mesh(snapshot: &Snapshot) -> BTreeMap<&str, Vec<&Labels>> {
     static EMPTY: Labels = BTreeMap::new();
+    let namespaces = namespaces(snapshot);
     let mut map: BTreeMap<&str, Vec<&Labels>> = BTreeMap::new();
     for pod in snapshot.all_pods() {
         let meta = &pod.object.metadata;
         let ns = pod.object.namespace().unwrap_or("");
         let entry = map.entry(ns).or_default();
-        if pod_counts(snapshot, meta, pod.object.spec.as_ref()) {
+        if pod_counts(&namespaces, meta, pod.object.spec.as_ref()) {
             entry.push(meta.labels.as_ref().unwrap_or(&EMPTY));
         }
     }
@@ -132,7 +137,7 @@ fn workloads_in_mesh(snapshot: &Snapshot) -> BTreeMap<&str, Vec<&Labels>> {
         let Some(meta) = template.metadata.as_ref() else {
             continue;
         };
-        if template_counts(snapshot, ns, meta, template.spec.as_ref()) {
+        if template_counts(&namespaces, ns, meta, template.spec.as_ref()) {
             map.entry(ns)
                 .or_default()
                 .push(meta.labels.as_ref().unwrap_or(&EMPTY));
