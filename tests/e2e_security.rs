@@ -19,6 +19,14 @@ use common::{TestEnv, cached_binary, testenv, unique};
 
 type Found = BTreeSet<(String, String, String)>;
 
+/// One test at a time: the IST0175 test puts an istiod Deployment into `istio-system` for a
+/// moment, which the other tests' runs would see (MD0201 for every namespace).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn findings(json: &str, what: &str) -> Found {
     let items: Vec<serde_json::Value> =
         serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {json}"));
@@ -111,6 +119,7 @@ fn compare(env: &TestEnv, file: &str, template_only: &[(&str, &str)]) {
 #[test]
 #[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
 fn broken_authorization_and_authentication_live_equal_istioctl() {
+    let _serial = serial();
     compare(
         &testenv(),
         "scenarios/authz.yaml",
@@ -121,6 +130,7 @@ fn broken_authorization_and_authentication_live_equal_istioctl() {
 #[test]
 #[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
 fn broken_telemetry_and_wasm_plugins_live_equal_istioctl() {
+    let _serial = serial();
     compare(
         &testenv(),
         "scenarios/telemetry.yaml",
@@ -133,6 +143,7 @@ fn broken_telemetry_and_wasm_plugins_live_equal_istioctl() {
 #[test]
 #[ignore = "needs istioctl: testenv/build.sh --istio (scripts/test-all.sh)"]
 fn schema_rules_on_files_equal_istioctl() {
+    let _serial = serial();
     let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
     for file in [
         "tests/fixtures/security/invalid.yaml",
@@ -169,6 +180,7 @@ fn schema_rules_on_files_equal_istioctl() {
 #[test]
 #[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
 fn forbidden_telemetries_are_said_and_never_green() {
+    let _serial = serial();
     let env = testenv();
     let ns = unique("sec");
     env.apply(&format!(
@@ -233,4 +245,83 @@ fn forbidden_telemetries_are_said_and_never_green() {
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("[IST0157]"), "{}", run.stdout);
     assert!(!run.stderr.contains("cannot list"), "{}", run.stderr);
+}
+
+/// Deletes the istiod Deployment a test created in `istio-system`, even when the test fails.
+struct Cleanup<'e>(&'e TestEnv, String);
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kubectl_run(
+            &[
+                "delete",
+                "deployment",
+                "-n",
+                "istio-system",
+                &self.1,
+                "--wait=false",
+            ],
+            None,
+        );
+    }
+}
+
+/// IST0175 is about istiod's Deployment: `-n istio-system` gives it in both tools, with the
+/// same count and names of every RequestAuthentication of the cluster; configured, neither.
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn jwks_fetches_without_blocked_cidrs_live_equal_istioctl() {
+    let _serial = serial();
+    let env = testenv();
+    let ns = unique("sec");
+    let istiod = format!("{ns}-istiod");
+    let deployment = |env_var: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {istiod}, namespace: istio-system, labels: {{app: istiod}}}}\n\
+             spec:\n  replicas: 0\n  selector: {{matchLabels: {{app: {istiod}}}}}\n  template:\n    metadata: {{labels: {{app: {istiod}}}}}\n\
+             \x20   spec: {{containers: [{{name: discovery, image: example/pilot:1, env: [{{name: {env_var}, value: \"10.0.0.0/8\"}}]}}]}}\n"
+        )
+    };
+    env.apply(&format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {ns}}}\n---\n\
+         apiVersion: security.istio.io/v1\nkind: RequestAuthentication\nmetadata: {{name: jwt, namespace: {ns}}}\n\
+         spec:\n  jwtRules: [{{issuer: \"https://issuer.example.com\", jwksUri: \"https://issuer.example.com/jwks.json\"}}]\n"
+    ));
+    let _cleanup = Cleanup(&env, istiod.clone());
+    // istioctl names the RequestAuthentications in an order that changes between runs (and
+    // only five of them); mesh-doctor sorts them. Compare the names as a set, or not at all
+    // when some are left out.
+    let about_it = |f: Found| -> Found {
+        f.into_iter()
+            .filter(|(code, origin, _)| {
+                code == "IST0175" && *origin == format!("Deployment istio-system/{istiod}")
+            })
+            .map(|(code, origin, message)| {
+                let (head, rest) = message.split_once(" (").unwrap();
+                let (names, tail) = rest.split_once("). ").unwrap();
+                let names = if names.contains(", and ") {
+                    "…".to_string()
+                } else {
+                    let mut list: Vec<&str> = names.split(", ").collect();
+                    list.sort();
+                    list.join(", ")
+                };
+                (code, origin, format!("{head} ({names}). {tail}"))
+            })
+            .collect()
+    };
+    let ours_of = |env: &TestEnv| {
+        let run = env.mesh_doctor(&["analyze", "-n", "istio-system", "-o", "json"]);
+        assert!(run.code == 0 || run.code == 79, "{}", run.stderr);
+        about_it(findings(&run.stdout, "mesh-doctor"))
+    };
+
+    env.apply(&deployment("PILOT_ENABLE_ANALYSIS"));
+    let theirs = about_it(istioctl(&env, "istio-system"));
+    assert_eq!(theirs.len(), 1, "istioctl: {theirs:?}");
+    assert_eq!(ours_of(&env), theirs);
+
+    env.apply(&deployment("BLOCKED_CIDRS_IN_JWKS_URIS"));
+    assert!(about_it(istioctl(&env, "istio-system")).is_empty());
+    assert!(ours_of(&env).is_empty());
 }
