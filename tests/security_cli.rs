@@ -218,3 +218,26 @@ fn list_analyzers_names_the_kinds_they_read() {
         "{stdout}"
     );
 }
+
+/// The edge cases of Istio's schema rules; the output was checked line by line against
+/// istioctl's file mode (tests/e2e_security.rs repeats that comparison where istioctl exists).
+#[test]
+fn schema_edge_cases_as_istioctl_words_them() {
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        "tests/fixtures/security/schema-cases.yaml",
+        "--analyzer",
+        "schema.ValidationAnalyzer.AuthorizationPolicy",
+        "--analyzer",
+        "schema.ValidationAnalyzer.PeerAuthentication",
+        "--analyzer",
+        "schema.ValidationAnalyzer.RequestAuthentication",
+        "--analyzer",
+        "schema.ValidationAnalyzer.Telemetry",
+        "--analyzer",
+        "schema.ValidationAnalyzer.WasmPlugin",
+    ]);
+    assert_eq!(code, 79, "{stderr}");
+    insta::assert_snapshot!("schema_cases_log", stdout);
+}
