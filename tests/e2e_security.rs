@@ -2,7 +2,8 @@
 //! on the test cluster (with Istio's CRDs, applied by `testenv/istiod-up.sh`), scenario
 //! namespaces `sec-…` with broken AuthorizationPolicies, PeerAuthentications,
 //! RequestAuthentications, Telemetries and WasmPlugins. For each, `analyze -n NS -o json` gives
-//! the findings of `istioctl analyze -n NS -o json` (code, origin, message) except the
+//! the findings of these analyzers that `istioctl analyze -n NS -o json` gives (code, origin,
+//! message; the scenario pods' injection findings are left to tests/e2e_analyze.rs) except the
 //! documented difference (a selector that matches a Deployment's pod template is not reported:
 //! docs/compat.md, "Security and telemetry"), and the same manifests given as files give the
 //! same findings as the cluster.

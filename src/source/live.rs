@@ -706,6 +706,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         super::live_config::beyond_scope(c, ns, &mut snapshot).await;
         super::live_config::gateway_secrets(c, &mut snapshot).await;
         super::live_config::nodes(c, &mut snapshot).await;
+        super::live_mesh::remote_secrets(c, &mut snapshot).await;
     }
 
     if let Some(kind) = late {
