@@ -225,6 +225,9 @@ messages! {
     IST0126 = "IST0126", "UnknownMeshNetworksServiceRegistry", Error,
         "Unknown service registry %s in network %s",
         "A service registry in Mesh Networks is unknown";
+    IST0127 = "IST0127", "NoMatchingWorkloadsFound", Warning,
+        "No matching workloads for this resource with the following labels: %s",
+        "There aren't workloads matching the resource labels";
     IST0128 = "IST0128", "NoServerCertificateVerificationDestinationLevel", Warning,
         "DestinationRule %s in namespace %s has TLS mode set to %s but no caCertificates are set to validate server identity for host: %s",
         "No caCertificates are set in DestinationRule, this results in no verification of presented server certificate.";
@@ -300,10 +303,18 @@ messages! {
     IST0155 = "IST0155", "EnvoyFilterUsesRelativeOperationWithProxyVersion", Warning,
         "This EnvoyFilter does not have a priority and has a relative patch operation (NSTERT_BEFORE/AFTER, REPLACE, MERGE, DELETE) and proxyVersion set which can cause the EnvoyFilter not to be applied during an upgrade. Using the INSERT_FIRST or ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.",
         "This EnvoyFilter does not have a priority and has a relative patch operation (NSTERT_BEFORE/AFTER, REPLACE, MERGE, DELETE) and proxyVersion set which can cause the EnvoyFilter not to be applied during an upgrade. Using the INSERT_FIRST or ADD option or setting the priority may help in ensuring the EnvoyFilter is applied correctly.";
+    IST0157 = "IST0157", "InvalidTelemetryProvider", Warning,
+        "The Telemetry %v in namespace %q with empty providers will be ignored.",
+        "The Telemetry with empty providers will be ignored";
     IST0158 = "IST0158", "PodsIstioProxyImageMismatchInNamespace", Warning,
         "The Istio proxy images of the pods running in the namespace do not match the image defined in the injection configuration (pod names: %v). This often happens after upgrading the Istio control-plane and can be fixed by redeploying the pods.",
         "The Istio proxy image of the pods running in the namespace do not match the image defined in the injection configuration.";
-
+    IST0159 = "IST0159", "ConflictingTelemetryWorkloadSelectors", Error,
+        "The Telemetries %v in namespace %q select the same workload pod %q, which can lead to undefined behavior.",
+        "A Telemetry resource selects the same workloads as another Telemetry resource";
+    IST0160 = "IST0160", "MultipleTelemetriesWithoutWorkloadSelectors", Error,
+        "The Telemetries %v in namespace %q have no workload selector, which can lead to undefined behavior.",
+        "More than one telemetry resource in a namespace has no workload selector";
     IST0161 = "IST0161", "InvalidGatewayCredential", Error,
         "The credential referenced by the Gateway %s in namespace %s is invalid, which can cause the traffic not to work as expected.",
         "The credential provided for the Gateway resource is invalid";
@@ -337,6 +348,9 @@ messages! {
     IST0174 = "IST0174", "UnknownDestinationRuleHost", Warning,
         "The host %s defined in the DestinationRule does not match any services in the mesh.",
         "Host defined in destination rule does not match any services in the mesh.";
+    IST0175 = "IST0175", "JwksUriFetchUnrestricted", Warning,
+        "BLOCKED_CIDRS_IN_JWKS_URIS is not configured but %d RequestAuthentication resource(s) exist (%s). Consider configuring it to restrict JWKS URI fetches to trusted networks.",
+        "RequestAuthentication resources exist but BLOCKED_CIDRS_IN_JWKS_URIS is not configured on istiod.";
     IST0176 = "IST0176", "GatewayAPICRDVersionBelowMinimum", Warning,
         "Gateway API CRD %q is at version %q but Istio requires at least %q; resources of this kind will not be processed. Upgrade the Gateway API CRDs to satisfy the minimum version.",
         "A Gateway API CRD is installed at a version below the minimum required by this Istio version. Resources of this kind will not be processed.";

@@ -235,6 +235,9 @@ pub struct Snapshot {
     /// limited to the scope.
     pub pods_beyond_scope: Vec<Located<Pod>>,
     pub services_beyond_scope: Vec<Located<Service>>,
+    /// Live with `-n`: the other Namespaces (an AuthorizationPolicy's source namespaces may
+    /// name any of them).
+    pub namespaces_beyond_scope: Vec<Located<Namespace>>,
     /// Nodes (their labels give pods their locality).
     pub nodes: Vec<Located<Node>>,
     /// Secrets, type and key names only (live: only those a Gateway names, got by name).
@@ -296,6 +299,11 @@ impl Snapshot {
         pods.chain(templates).collect()
     }
 
+    /// The Namespaces in scope and, live with `-n`, the others.
+    pub fn all_namespaces(&self) -> impl Iterator<Item = &Located<Namespace>> {
+        self.namespaces.iter().chain(&self.namespaces_beyond_scope)
+    }
+
     /// The namespace object with this name, if it is in the snapshot.
     pub fn namespace(&self, name: &str) -> Option<&Located<Namespace>> {
         self.namespaces.iter().find(|n| n.object.name() == name)
@@ -323,6 +331,8 @@ impl Snapshot {
         self.pods_beyond_scope.extend(other.pods_beyond_scope);
         self.services_beyond_scope
             .extend(other.services_beyond_scope);
+        self.namespaces_beyond_scope
+            .extend(other.namespaces_beyond_scope);
         if other.mesh_config.is_some() {
             self.mesh_config = other.mesh_config;
         }

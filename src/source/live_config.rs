@@ -300,6 +300,7 @@ pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
 /// `Snapshot::unavailable` (and in the analyzers' `needs`).
 pub const PODS_BEYOND: &str = "pods in other namespaces";
 pub const SERVICES_BEYOND: &str = "services in other namespaces";
+pub const NAMESPACES_BEYOND: &str = "other namespaces";
 
 /// Live with `-n`: the Pods and Services of the other namespaces, when there is Istio config to
 /// resolve against them.
@@ -308,10 +309,42 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
     if snapshot.config.is_empty() {
         return;
     }
-    let (pods, services) = tokio::join!(
+    let wants_namespaces = snapshot
+        .config
+        .iter()
+        .any(|c| c.object.kind == "AuthorizationPolicy");
+    let (pods, services, namespaces) = tokio::join!(
         cluster.list::<k8s_openapi::api::core::v1::Pod>(None),
-        cluster.list::<k8s_openapi::api::core::v1::Service>(None)
+        cluster.list::<k8s_openapi::api::core::v1::Service>(None),
+        async {
+            if wants_namespaces {
+                Some(
+                    cluster
+                        .list_cluster::<k8s_openapi::api::core::v1::Namespace>()
+                        .await,
+                )
+            } else {
+                None
+            }
+        }
     );
+    match namespaces {
+        Some(Ok(items)) => {
+            snapshot.namespaces_beyond_scope = items
+                .into_iter()
+                .filter(|n| {
+                    let name = n.name();
+                    name != scope && !crate::kube::snapshot::SYSTEM_NAMESPACES.contains(&name)
+                })
+                .map(Located::new)
+                .collect()
+        }
+        Some(Err(e)) => {
+            let reason = e.reason().to_string();
+            snapshot.unavailable.insert(NAMESPACES_BEYOND, reason);
+        }
+        None => {}
+    }
     match pods {
         Ok(items) => {
             snapshot.pods_beyond_scope = items

@@ -4,6 +4,8 @@
 
 pub mod gateway_api;
 pub mod host;
+pub mod security;
+pub mod telemetry;
 pub mod types;
 
 use serde::de::DeserializeOwned;
@@ -11,6 +13,8 @@ use serde::de::DeserializeOwned;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Snapshot};
 
 pub use gateway_api::{GATEWAY_API_GROUP, GatewayClass, KubernetesGateway, ReferenceGrant, Route};
+pub use security::*;
+pub use telemetry::*;
 pub use types::*;
 
 /// The API group of the traffic-management kinds.
@@ -118,6 +122,10 @@ pub struct Config<'a> {
     pub workload_groups: Vec<Typed<'a, WorkloadGroup>>,
     pub request_authentications: Vec<Typed<'a, RequestAuthentication>>,
     // Security, telemetry and extensions kinds.
+    pub authorization_policies: Vec<Typed<'a, AuthorizationPolicy>>,
+    pub peer_authentications: Vec<Typed<'a, PeerAuthentication>>,
+    pub telemetries: Vec<Typed<'a, Telemetry>>,
+    pub wasm_plugins: Vec<Typed<'a, WasmPlugin>>,
 
     // Gateway API kinds.
     pub gateway_classes: Vec<Typed<'a, GatewayClass>>,
@@ -156,6 +164,14 @@ impl<'a> Config<'a> {
                     typed(resource).map(|t| config.request_authentications.push(t))
                 }
                 // Security, telemetry and extensions kinds.
+                "AuthorizationPolicy" => {
+                    typed(resource).map(|t| config.authorization_policies.push(t))
+                }
+                "PeerAuthentication" => {
+                    typed(resource).map(|t| config.peer_authentications.push(t))
+                }
+                "Telemetry" => typed(resource).map(|t| config.telemetries.push(t)),
+                "WasmPlugin" => typed(resource).map(|t| config.wasm_plugins.push(t)),
 
                 // Gateway API kinds.
                 _ => Ok(()),

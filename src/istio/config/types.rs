@@ -285,6 +285,9 @@ pub struct WorkloadGroupMeta {
 #[serde(default, rename_all = "camelCase")]
 pub struct RequestAuthentication {
     pub selector: MatchLabels,
+    pub target_ref: Option<super::security::PolicyTargetRef>,
+    pub target_refs: Vec<super::security::PolicyTargetRef>,
+    pub jwt_rules: Vec<Option<super::security::JwtRule>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

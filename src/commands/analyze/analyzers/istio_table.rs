@@ -6,6 +6,7 @@ use super::{
     annotations, application_uid, deprecation, image_auto, mesh_networks, multicluster_service,
     service_association,
 };
+use super::{authn, authz, schema_authz, schema_security, telemetry};
 use super::{conditions, external_control_plane, k8sgateway, webhook};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 
@@ -174,7 +175,89 @@ pub const ANALYZERS: &[Analyzer] = &[
         run: Run::Config(envoyfilter::patches),
     },
     // Security, telemetry and extensions analyzers.
-
+    Analyzer {
+        name: "schema.ValidationAnalyzer.AuthorizationPolicy",
+        description: "Validates AuthorizationPolicies as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["authorizationpolicies"],
+        run: Run::Config(schema_authz::authorization_policies),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.PeerAuthentication",
+        description: "Validates PeerAuthentications as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["peerauthentications"],
+        run: Run::Config(schema_security::peer_authentications),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.RequestAuthentication",
+        description: "Validates RequestAuthentications as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["requestauthentications"],
+        run: Run::Config(schema_security::request_authentications),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.Telemetry",
+        description: "Validates Telemetries as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["telemetries"],
+        run: Run::Config(schema_security::telemetries),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.WasmPlugin",
+        description: "Validates WasmPlugins as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["wasmplugins"],
+        run: Run::Config(schema_security::wasm_plugins),
+    },
+    Analyzer {
+        name: "auth.AuthorizationPoliciesAnalyzer",
+        description: "Checks the validity of authorization policies",
+        codes: &["IST0101", "IST0127"],
+        needs: &[
+            "authorizationpolicies",
+            "namespaces",
+            "pods",
+            "pods in other namespaces",
+            "other namespaces",
+        ],
+        run: Run::Config(authz::authorization_policies),
+    },
+    Analyzer {
+        name: "authn.BlockedCIDRsAnalyzer",
+        description: "Checks that BLOCKED_CIDRS_IN_JWKS_URIS is configured on istiod when RequestAuthentication resources exist",
+        codes: &["IST0175"],
+        needs: &["requestauthentications", "deployments"],
+        run: Run::Config(authn::blocked_cidrs),
+    },
+    Analyzer {
+        name: "telemetry.ProviderAnalyzer",
+        description: "Validates that providers in telemetry resource is valid",
+        codes: &["IST0157"],
+        needs: &["telemetries", "configmaps"],
+        run: Run::Config(telemetry::providers),
+    },
+    Analyzer {
+        name: "telemetry.SelectorAnalyzer",
+        description: "Validates that telemetries that define a selector match at least one pod (or workload template), and that there aren't multiple telemetry resources that select overlapping pods",
+        codes: &["IST0101", "IST0159"],
+        needs: &["telemetries", "pods", "pods in other namespaces"],
+        run: Run::Config(telemetry::selectors),
+    },
+    Analyzer {
+        name: "telemetry.DefaultSelectorAnalyzer",
+        description: "Validates that there aren't multiple telemetry resources that have no selector",
+        codes: &["IST0160"],
+        needs: &["telemetries"],
+        run: Run::Config(telemetry::default_selectors),
+    },
+    Analyzer {
+        name: "telemetry.LightstepAnalyzer",
+        description: "Validates that lightstep provider is still used",
+        codes: &["IST0002"],
+        needs: &["telemetries", "configmaps"],
+        run: Run::Config(telemetry::lightstep),
+    },
     // Gateway API, webhook and external control plane analyzers.
     Analyzer {
         name: "conditions.ConditionAnalyzer",

@@ -2,6 +2,8 @@
 
 pub mod annotations;
 pub mod application_uid;
+pub mod authn;
+pub mod authz;
 pub mod conditions;
 pub mod control_plane;
 pub mod deprecation;
@@ -21,9 +23,12 @@ pub mod proxy_image;
 pub mod revisions;
 pub mod runtime;
 pub mod schema;
+pub mod schema_authz;
+pub mod schema_security;
 pub mod service_association;
 pub mod serviceentry;
 pub mod sidecar;
+pub mod telemetry;
 pub mod virtualservice;
 pub mod webhook;
 

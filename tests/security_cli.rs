@@ -1,0 +1,243 @@
+//! `analyze` on security, telemetry and extensions manifests (issue 14), as a user runs it on
+//! files: Istio's codes and messages, workload templates counted for selectors (istio#51273),
+//! Istio's schema rules for the kinds the CRDs would reject on a cluster.
+
+use assert_cmd::Command;
+
+const TEMPLATES: &str = "tests/fixtures/security/templates.yaml";
+const INVALID: &str = "tests/fixtures/security/invalid.yaml";
+const BLOCKED: &str = "tests/fixtures/security/blocked-cidrs.yaml";
+const GRID: &str = "tests/fixtures/istio/analyzer-testdata";
+
+fn run(args: &[&str]) -> (String, String, i32) {
+    let out = Command::cargo_bin("kubectl-mesh_doctor")
+        .unwrap()
+        .env_remove("KUBECONFIG")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn codes_and_origins(json: &str) -> Vec<(String, String)> {
+    let items: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();
+    let mut got: Vec<(String, String)> = items
+        .iter()
+        .filter(|i| i.get("code").is_some())
+        .map(|i| {
+            (
+                i["code"].as_str().unwrap().to_string(),
+                i["origin"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+#[test]
+fn policies_whose_deployment_has_no_pods_yet_are_not_reported() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", TEMPLATES, "-o", "json"]);
+    assert_eq!(code, 79, "{stderr}");
+    // `cart` (a Deployment scaled to zero in an injected namespace) is selected by an
+    // AuthorizationPolicy, a Telemetry, a RequestAuthentication and a WasmPlugin: none is
+    // reported. `typo` selects nothing; `legacy` selects a Deployment whose pods will not be in
+    // the mesh (its namespace is not injected), as Istio counts workloads.
+    assert_eq!(
+        codes_and_origins(&stdout),
+        [
+            ("IST0102".into(), "Namespace outside".into()),
+            (
+                "IST0127".into(),
+                "AuthorizationPolicy outside/legacy".into()
+            ),
+            ("IST0127".into(), "AuthorizationPolicy shop/typo".into()),
+        ],
+        "{stdout}"
+    );
+    let (stdout, _, _) = run(&["analyze", "-f", TEMPLATES]);
+    assert!(
+        stdout.lines().any(|l| l
+            == format!("Warning [IST0127] (AuthorizationPolicy shop/typo {TEMPLATES}:42) No matching workloads for this resource with the following labels: app=kart")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn authorization_policies_grid_case_gives_istios_findings() {
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        &format!("{GRID}/authorizationpolicies.yaml"),
+        "--analyzer",
+        "auth.AuthorizationPoliciesAnalyzer",
+    ]);
+    assert_eq!(code, 79, "{stderr}");
+    let messages: Vec<&str> = stdout
+        .lines()
+        .map(|l| l.split_once(") ").map_or(l, |(_, m)| m))
+        .collect();
+    for expected in [
+        "No matching workloads for this resource with the following labels: version=bogus-version",
+        "No matching workloads for this resource with the following labels: ",
+        "No matching workloads for this resource with the following labels: app=bogus-label,version=v1",
+        "Referenced namespace not found: \"*-bogus\"",
+        "Referenced namespace not found: \"bogus-*\"",
+    ] {
+        assert!(
+            messages.contains(&expected),
+            "{expected:?} not in\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains(&format!(
+            "(AuthorizationPolicy httpbin/httpbin-bogus-ns {GRID}/authorizationpolicies.yaml:"
+        )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn istios_schema_rules_for_what_the_crds_would_reject() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", INVALID]);
+    assert_eq!(code, 79, "{stderr}");
+    insta::assert_snapshot!("invalid_log", stdout);
+}
+
+#[test]
+fn jwks_fetches_without_blocked_cidrs() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", BLOCKED]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        stdout.trim_end(),
+        format!(
+            "Warning [IST0175] (Deployment istio-system/istiod {BLOCKED}:7) BLOCKED_CIDRS_IN_JWKS_URIS is not configured but 1 RequestAuthentication resource(s) exist (shop/jwt). Consider configuring it to restrict JWKS URI fetches to trusted networks."
+        )
+    );
+    // Configured: nothing to say.
+    let text = std::fs::read_to_string(BLOCKED).unwrap().replace(
+        "PILOT_ENABLE_ANALYSIS, value: \"true\"",
+        "BLOCKED_CIDRS_IN_JWKS_URIS, value: \"169.254.169.254/32\"",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("configured.yaml");
+    std::fs::write(&path, text).unwrap();
+    let (stdout, stderr, code) = run(&["analyze", "-f", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("No validation issues found"), "{stderr}");
+}
+
+#[test]
+fn telemetry_conflicts_and_providers() {
+    let (stdout, _, code) = run(&[
+        "analyze",
+        "-f",
+        &format!("{GRID}/telemetry-selector.yaml"),
+        "-f",
+        &format!("{GRID}/telemetry-default-selector.yaml"),
+        "-f",
+        &format!("{GRID}/telemetry-invalid-provider.yaml"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 79);
+    let got = codes_and_origins(&stdout);
+    for want in [
+        ("IST0101", "Telemetry default/maps-to-nonexistent"),
+        ("IST0101", "Telemetry other/maps-to-different-ns"),
+        ("IST0157", "Telemetry istio-system/mesh-default"),
+        ("IST0159", "Telemetry default/dupe-1"),
+        ("IST0159", "Telemetry default/overlap-2"),
+        ("IST0160", "Telemetry ns2/has-conflict-1"),
+        ("IST0160", "Telemetry ns2/has-conflict-2"),
+    ] {
+        assert!(
+            got.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} not in {got:?}"
+        );
+    }
+    let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let dupe = items
+        .iter()
+        .find(|i| i["code"] == "IST0159" && i["origin"] == "Telemetry default/dupe-1")
+        .unwrap();
+    assert_eq!(
+        dupe["message"],
+        "The Telemetries [dupe-1 dupe-2] in namespace \"default\" select the same workload pod \"reviews\", which can lead to undefined behavior."
+    );
+}
+
+#[test]
+fn lightstep_tracing_is_deprecated_with_the_mesh_config() {
+    let file = format!("{GRID}/telemetry-lightstep.yaml");
+    let (stdout, _, code) = run(&[
+        "analyze",
+        "-f",
+        &file,
+        "--mesh-config",
+        &format!("{GRID}/telemetry-lightstep-meshconfig.yaml"),
+    ]);
+    assert_eq!(code, 79);
+    assert_eq!(
+        stdout.trim_end(),
+        format!(
+            "Warning [IST0002] (Telemetry istio-system/mesh-default {file}:1) Deprecated: The Lightstep provider lightstep is deprecated, please migrate to OpenTelemetry provider."
+        )
+    );
+    // Without a Lightstep provider in the mesh config, the same Telemetry is fine.
+    let (_, stderr, code) = run(&["analyze", "-f", &file]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn list_analyzers_names_the_kinds_they_read() {
+    let (stdout, _, code) = run(&["analyze", "--list-analyzers"]);
+    assert_eq!(code, 0);
+    for name in [
+        "auth.AuthorizationPoliciesAnalyzer",
+        "authn.BlockedCIDRsAnalyzer",
+        "telemetry.ProviderAnalyzer",
+        "telemetry.SelectorAnalyzer",
+        "telemetry.DefaultSelectorAnalyzer",
+        "telemetry.LightstepAnalyzer",
+        "schema.ValidationAnalyzer.AuthorizationPolicy",
+        "schema.ValidationAnalyzer.PeerAuthentication",
+        "schema.ValidationAnalyzer.RequestAuthentication",
+        "schema.ValidationAnalyzer.Telemetry",
+        "schema.ValidationAnalyzer.WasmPlugin",
+    ] {
+        assert!(stdout.contains(&format!("* {name}:")), "{name}:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("reads: authorizationpolicies, namespaces, pods"),
+        "{stdout}"
+    );
+}
+
+/// The edge cases of Istio's schema rules; the output was checked line by line against
+/// istioctl's file mode (tests/e2e_security.rs repeats that comparison where istioctl exists).
+#[test]
+fn schema_edge_cases_as_istioctl_words_them() {
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        "tests/fixtures/security/schema-cases.yaml",
+        "--analyzer",
+        "schema.ValidationAnalyzer.AuthorizationPolicy",
+        "--analyzer",
+        "schema.ValidationAnalyzer.PeerAuthentication",
+        "--analyzer",
+        "schema.ValidationAnalyzer.RequestAuthentication",
+        "--analyzer",
+        "schema.ValidationAnalyzer.Telemetry",
+        "--analyzer",
+        "schema.ValidationAnalyzer.WasmPlugin",
+    ]);
+    assert_eq!(code, 79, "{stderr}");
+    insta::assert_snapshot!("schema_cases_log", stdout);
+}
