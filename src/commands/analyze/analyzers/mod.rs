@@ -5,6 +5,7 @@ pub mod destinationrule;
 pub mod envoyfilter;
 pub mod gateway;
 pub mod injection;
+pub mod istio_installed;
 pub mod istio_table;
 pub mod multicluster;
 pub mod port_names;
@@ -103,6 +104,13 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: &["MD0203"],
         needs: &["events"],
         run: Run::Snapshot(control_plane::failed_creates),
+    },
+    Analyzer {
+        name: "istio-installed",
+        description: "Live: clusters that serve none of Istio's networking.istio.io kinds (Istio not installed)",
+        codes: &["MD0206"],
+        needs: &[],
+        run: Run::Snapshot(istio_installed::analyze),
     },
     Analyzer {
         name: "cluster-id",
