@@ -119,3 +119,8 @@ fn list_analyzers_names_the_schema_analyzers_of_every_kind() {
         );
     }
 }
+
+#[test]
+fn virtualservice_hosts_gateways_routes_matches_and_destinations_as_istioctl() {
+    assert_same_as_istioctl("virtualservice");
+}

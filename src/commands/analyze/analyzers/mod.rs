@@ -17,6 +17,7 @@ pub mod schema_common;
 pub mod schema_gateway;
 pub mod schema_serviceentry;
 pub mod schema_sidecar;
+pub mod schema_virtualservice;
 pub mod serviceentry;
 pub mod sidecar;
 pub mod virtualservice;
