@@ -18,7 +18,10 @@ impl<'a> LabelIndex<'a> {
         let mut by_label: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
         for (i, labels) in sets.iter().enumerate() {
             for (k, v) in labels.iter() {
-                by_label.entry((k.as_str(), v.as_str())).or_default().push(i);
+                by_label
+                    .entry((k.as_str(), v.as_str()))
+                    .or_default()
+                    .push(i);
             }
         }
         LabelIndex { sets, by_label }
@@ -81,7 +84,9 @@ mod tests {
         assert!(index.any_match(&labels(&[])));
         assert!(!LabelIndex::new([].iter()).any_match(&labels(&[])));
         assert_eq!(
-            index.matching(&labels(&[("version", "v2")])).collect::<Vec<_>>(),
+            index
+                .matching(&labels(&[("version", "v2")]))
+                .collect::<Vec<_>>(),
             [1]
         );
         assert_eq!(index.matching(&labels(&[])).collect::<Vec<_>>(), [0, 1]);

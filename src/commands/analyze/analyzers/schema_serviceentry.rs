@@ -184,10 +184,10 @@ fn validate_service_entry(
             }
         }
         "DNS" | "DNS_ROUND_ROBIN" => {
-            if endpoints.is_empty() {
-                if let Some(e) = se.hosts.iter().find_map(|h| validate_fqdn(h)) {
-                    v.error(format!("hosts must be FQDN or contain only prefix wildcards if no endpoints are provided for resolution mode {resolution}, {e}"));
-                }
+            if endpoints.is_empty()
+                && let Some(e) = se.hosts.iter().find_map(|h| validate_fqdn(h))
+            {
+                v.error(format!("hosts must be FQDN or contain only prefix wildcards if no endpoints are provided for resolution mode {resolution}, {e}"));
             }
             if resolution == "DNS_ROUND_ROBIN" && endpoints.len() > 1 {
                 v.error(format!(

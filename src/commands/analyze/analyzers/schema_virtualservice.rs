@@ -184,12 +184,11 @@ pub fn validate(resource: &Located<ConfigObject>, vs: &VirtualServiceSpec, v: &m
             validate_wildcard_domain(h)
         };
         match err {
-            Some(e) => {
-                if !is_ip(h) {
-                    v.error(e);
-                    all_valid = false;
-                }
+            Some(e) if !is_ip(h) => {
+                v.error(e);
+                all_valid = false;
             }
+            Some(_) => {}
             None if applies_to_mesh && h == "*" => {
                 v.error(
                     "wildcard host * is not allowed for virtual services bound to the mesh gateway",
