@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: wall time and peak memory of `analyze` on 10,000 pods (5,000 Pods + 1,000 Deployments
 # of 5 replicas), 1,000 namespaces and 5,000 services, with 2,000 VirtualServices, 2,000
-# DestinationRules, 200 Gateways, 500 ServiceEntries and 200 Sidecars. Writes the numbers into docs/performance.md
+# DestinationRules, 200 Gateways, 500 ServiceEntries and 200 Sidecars, 1,000 AuthorizationPolicies and
+# 200 HTTPRoutes. Writes the numbers into docs/performance.md
 # between the analyze markers. Usage: bench/analyze.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,7 +30,7 @@ report=$(cat <<MD
 <!-- analyze-bench:start -->
 | input | runs | best wall time | best CPU time (user+sys) | peak RSS (max of runs) | findings |
 |---|---|---|---|---|---|
-| 1,000 namespaces, 5,000 Pods, 1,000 Deployments (×5 replicas), 5,000 Services, 2,000 VirtualServices, 2,000 DestinationRules, 200 Gateways, 500 ServiceEntries, 200 Sidecars; 10 files, $size | $runs | ${best_wall} s | ${best_cpu} s | $((best_rss / 1024)) MiB | $findings |
+| 1,000 namespaces, 5,000 Pods, 1,000 Deployments (×5 replicas), 5,000 Services, 2,000 VirtualServices, 2,000 DestinationRules, 200 Gateways, 500 ServiceEntries, 200 Sidecars, 1,000 AuthorizationPolicies, 200 HTTPRoutes; 10 files, $size | $runs | ${best_wall} s | ${best_cpu} s | $((best_rss / 1024)) MiB | $findings |
 
 Measured $(date -u +%Y-%m-%d) with \`bench/analyze.sh\` on $(nproc) cores ($cpu), release build,
 \`-o json\` to /dev/null, load average before the runs: $load. Files are parsed on all cores, so

@@ -5,7 +5,8 @@
 5,000 Services, spread over 10 files. About one namespace in ten is unlabelled, one pod in
 twenty lacks its proxy, one service port in eight has a bad name, so every analyzer has work.
 On top (issue 13): 2,000 VirtualServices, 2,000 DestinationRules, 200 Gateways, 500
-ServiceEntries and 200 Sidecars; one route in ten names a missing host or subset.
+ServiceEntries and 200 Sidecars; one route in ten names a missing host or subset. And issue 14's
+kinds: 1,000 AuthorizationPolicies and 200 HTTPRoutes.
 Usage: gen_manifests.py OUT_DIR
 """
 import os
@@ -147,6 +148,33 @@ spec:
   hosts: [api-{n}.example.com]
   ports: [{{number: 443, name: https, protocol: HTTPS}}]
   resolution: DNS
+""")
+    # Issue 14's kinds: an AuthorizationPolicy in every namespace, an HTTPRoute (Gateway API) in
+    # every fifth. Until their analyzers are merged they count as "not analysed".
+    emit(n, f"""apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata:
+  name: allow-frontend
+  namespace: {ns}
+spec:
+  selector: {{matchLabels: {{app: app-0}}}}
+  action: ALLOW
+  rules:
+  - from: [{{source: {{principals: [cluster.local/ns/{ns}/sa/frontend]}}}}]
+    to: [{{operation: {{methods: [GET], paths: [/api/*]}}}}]
+""")
+    if n % 5 == 0:
+        emit(n, f"""apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: web
+  namespace: {ns}
+spec:
+  parentRefs: [{{name: edge-gw, namespace: {ns}}}]
+  hostnames: [web-{n}.example.com]
+  rules:
+  - matches: [{{path: {{type: PathPrefix, value: /}}}}]
+    backendRefs: [{{name: svc-0, port: 80}}]
 """)
 for f in files:
     f.close()

@@ -139,3 +139,9 @@ fn broken_serviceentries_live_equal_istioctl() {
 fn broken_sidecars_and_envoyfilters_live_equal_istioctl() {
     compare(&testenv(), "scenarios/sidecars.yaml", "__NS__");
 }
+
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn schema_mistakes_live_equal_istioctl() {
+    compare(&testenv(), "scenarios/schema.yaml", "__NS__");
+}

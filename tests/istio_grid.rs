@@ -4,15 +4,14 @@
 //! the default ingress gateway (tests/fixtures/istio/default-ingress.yaml). A case agrees when
 //! the multiset of (code, origin) equals Istio's expectation.
 //!
-//! Prints `istio analyzer grid: N of 104 cases agree`. Fails when a case of an analyzer of
-//! Istio's config kinds (issue 13's) disagrees, except the differences in
-//! [`KNOWN_DIFFERENCES`], each with its section in docs/compat.md.
+//! Prints `istio analyzer grid: N of 104 cases agree`. Fails when any case disagrees, except the
+//! differences in [`KNOWN_DIFFERENCES`], each with its section in docs/compat.md.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mesh_doctor::commands::analyze::analyzers::{self, istio_table};
+use mesh_doctor::commands::analyze::analyzers;
 use mesh_doctor::kube::snapshot::Snapshot;
 use mesh_doctor::source::files::{self, FileOptions};
 use serde_json::Value;
@@ -81,7 +80,6 @@ fn multiset(items: impl IntoIterator<Item = (String, String)>) -> BTreeMap<(Stri
 struct Outcome {
     name: String,
     analyzer: String,
-    ours: bool,
     agrees: bool,
     detail: String,
 }
@@ -92,11 +90,9 @@ fn run_case(case: &Value) -> Outcome {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let ours = istio_table::ANALYZERS.iter().any(|a| a.name == analyzer);
     let mut outcome = Outcome {
         name: name.clone(),
         analyzer: analyzer.clone(),
-        ours,
         agrees: false,
         detail: String::new(),
     };
@@ -218,12 +214,10 @@ fn istio_analyzer_grid() {
     for o in &outcomes {
         if !o.agrees {
             println!("  differs: {:?} ({}): {}", o.name, o.analyzer, o.detail);
-            if o.ours {
-                failures.push(format!(
-                    "case {:?} ({}):\n    {}",
-                    o.name, o.analyzer, o.detail
-                ));
-            }
+            failures.push(format!(
+                "case {:?} ({}):\n    {}",
+                o.name, o.analyzer, o.detail
+            ));
         }
     }
     let compat = std::fs::read_to_string("docs/compat.md").expect("docs/compat.md is readable");

@@ -399,6 +399,9 @@ messages! {
     MD0205 = "MD0205", "ClusterIdCollision", Error,
         "CLUSTER_ID %q is used by %s (%s). istiod tells clusters apart by this ID, so it mixes up their endpoints and workloads: traffic can go to the other cluster's pods, or to none. %s",
         "Two clusters share a CLUSTER_ID, so istiod mixes their endpoints up.";
+    MD0206 = "MD0206", "IstioNotInstalled", Error,
+        "Istio is not installed in cluster %s: its API server serves none of Istio's networking.istio.io kinds (%s), so there is no Istio configuration to analyse and no control plane for sidecars to join. %s",
+        "The cluster has no Istio CRDs: Istio is not installed there (or the context is not the mesh's cluster).";
     MD0301 = "MD0301", "BootstrapUnknownGrpcCluster", Error,
         "%s sends its xDS requests to gRPC cluster %q, but %s, so Envoy refuses to start (\"Unknown gRPC client cluster\").%s",
         "An ADS, CDS or LDS config source names a gRPC cluster that is not a static (non-EDS) cluster of the bootstrap.";

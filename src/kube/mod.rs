@@ -1,6 +1,7 @@
 //! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation, the init phase of a pod.
 
 pub mod init;
+pub mod label_index;
 pub mod netpol;
 pub mod selector;
 pub mod snapshot;

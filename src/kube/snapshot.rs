@@ -244,6 +244,9 @@ pub struct Snapshot {
     pub secrets: Vec<Located<SecretKeys>>,
     /// The mesh configuration (`--mesh-config`, or the `istio` ConfigMap's `mesh` key).
     pub mesh_config: Option<serde_json::Value>,
+    /// Live: the clusters (kubeconfig contexts) that serve none of Istio's `networking.istio.io`
+    /// kinds, i.e. Istio is not installed there.
+    pub istio_absent: Vec<String>,
     /// The MeshNetworks given with `--mesh-networks` (its file and lines kept). Without it, the
     /// `istio` ConfigMap's `meshNetworks` key among `config_maps` is read.
     pub mesh_networks: Option<Located<serde_json::Value>>,
@@ -325,6 +328,7 @@ impl Snapshot {
         self.endpoint_slices.extend(other.endpoint_slices);
         self.network_policies.extend(other.network_policies);
         self.proxy_configs.extend(other.proxy_configs);
+        self.istio_absent.extend(other.istio_absent);
         self.config.extend(other.config);
         self.secrets.extend(other.secrets);
         self.nodes.extend(other.nodes);

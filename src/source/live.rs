@@ -693,6 +693,10 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     if late.is_none() && unreachable.is_none() && failed.is_none() {
         let istio = super::live_config::list(c, multi).await;
         snapshot.config = istio.objects;
+        snapshot.proxy_configs = istio.proxy_configs;
+        if istio.istio_absent {
+            snapshot.istio_absent.push(cluster.name.clone());
+        }
         snapshot.unavailable.extend(istio.unavailable);
         if let Some(reason) = istio.unreachable {
             unreachable.get_or_insert(reason);

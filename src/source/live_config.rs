@@ -60,6 +60,12 @@ pub struct Read {
     pub failed: Option<String>,
     /// The command's deadline (`--timeout`) passed while listing this kind.
     pub late: Option<&'static str>,
+    /// Discovery answered, and the cluster serves none of the `networking.istio.io` kinds
+    /// (Istio's CRDs are not installed).
+    pub istio_absent: bool,
+    /// `ProxyConfig`s (`networking.istio.io/v1beta1`), kept as JSON for the proxy-image and
+    /// schema analyzers.
+    pub proxy_configs: Vec<Located<serde_json::Value>>,
 }
 
 /// Lists every served Istio config kind in every namespace: Istio's config crosses namespaces
@@ -99,6 +105,19 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     };
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     let mut lists = Vec::new();
+    read.istio_absent = discovery.get(config::NETWORKING_GROUP).is_none_or(|g| {
+        !g.resources_by_stability()
+            .iter()
+            .any(|(r, _)| config::CONFIG_KINDS.contains(&r.kind.as_str()))
+    });
+    let mut proxy_config = None;
+    if let Some(g) = discovery.get(config::NETWORKING_GROUP) {
+        proxy_config = g
+            .resources_by_stability()
+            .into_iter()
+            .find(|(r, _)| r.kind == "ProxyConfig" && r.version == "v1beta1")
+            .map(|(r, _)| r);
+    }
     for (group, versions, kinds) in config::groups() {
         let Some(api_group) = discovery.get(group) else {
             continue; // Istio's CRDs are not installed: nothing to read.
@@ -111,21 +130,59 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             }
         }
     }
-    let results = futures::future::join_all(
-        lists
-            .iter()
-            .map(|resource| list_kind(cluster, resource, namespace)),
+    let proxy_configs = async {
+        match &proxy_config {
+            Some(resource) => Some(list_kind(cluster, resource, namespace).await),
+            None => None,
+        }
+    };
+    let (results, proxy_configs) = futures::future::join(
+        futures::future::join_all(
+            lists
+                .iter()
+                .map(|resource| list_kind(cluster, resource, namespace)),
+        ),
+        proxy_configs,
     )
     .await;
+    let located = |o: ConfigObject| Located {
+        object: o,
+        origin: Origin {
+            cluster: multi.then(|| name.clone()),
+            ..Origin::default()
+        },
+    };
+    match proxy_configs {
+        None => {}
+        Some(Ok(items)) => {
+            read.proxy_configs = items
+                .into_iter()
+                .map(|o| {
+                    let l = located(o);
+                    Located {
+                        object: proxy_config_json(l.object),
+                        origin: l.origin,
+                    }
+                })
+                .collect()
+        }
+        Some(Err(ListError::Denied(reason))) => {
+            read.unavailable.insert("proxyconfigs", reason);
+        }
+        Some(Err(ListError::Unreachable(reason))) => {
+            read.unreachable.get_or_insert(reason);
+        }
+        Some(Err(ListError::Failed(reason))) => {
+            read.failed
+                .get_or_insert(format!("cannot list proxyconfigs: {reason}"));
+        }
+        Some(Err(ListError::Deadline(_))) => {
+            read.late.get_or_insert("Istio configuration");
+        }
+    }
     for (resource, result) in lists.iter().zip(results) {
         match result {
-            Ok(items) => read.objects.extend(items.into_iter().map(|o| Located {
-                object: o,
-                origin: Origin {
-                    cluster: multi.then(|| name.clone()),
-                    ..Origin::default()
-                },
-            })),
+            Ok(items) => read.objects.extend(items.into_iter().map(located)),
             Err(ListError::Denied(reason)) => {
                 read.unavailable
                     .insert(list_name(&resource.group, &resource.kind), reason);
@@ -145,6 +202,16 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         }
     }
     read
+}
+
+/// A listed ProxyConfig as the JSON document the files give (`metadata`, `spec`).
+fn proxy_config_json(o: ConfigObject) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": o.api_version,
+        "kind": o.kind,
+        "metadata": serde_json::to_value(&o.metadata).unwrap_or_default(),
+        "spec": o.spec,
+    })
 }
 
 async fn list_kind(

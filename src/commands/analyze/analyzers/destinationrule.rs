@@ -8,7 +8,7 @@ use super::Input;
 use crate::findings::messages::{self, Arg};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::host::ServiceHosts;
-use crate::kube::selector::labels_match;
+use crate::kube::label_index::LabelIndex;
 use crate::kube::snapshot::Object;
 
 use super::virtualservice::full_name;
@@ -116,6 +116,8 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
     {
         label_sets.push(w.labels.clone());
     }
+    // Indexed by label: one lookup per subset, never a scan of every pod per subset.
+    let index = LabelIndex::new(label_sets.iter());
     for dr in &input.config.destination_rules {
         let Some(target) = hosts.destination(dr.namespace(), &dr.spec.export_to, &dr.spec.host)
         else {
@@ -129,7 +131,7 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
         for subset in &dr.spec.subsets {
             let mut selector = target.workload_selector.cloned().unwrap_or_default();
             selector.extend(subset.labels.clone());
-            if !label_sets.iter().any(|l| labels_match(&selector, l)) {
+            if !index.any_match(&selector) {
                 out.push(Finding::new(
                     messages::IST0173,
                     Some(ResourceRef::of(dr.resource)),

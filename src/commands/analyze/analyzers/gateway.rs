@@ -11,6 +11,7 @@ use super::virtualservice::{full_name, short_or_full};
 use crate::findings::messages::{self, Arg};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Gateway, Labels, ServerTls, Typed};
+use crate::kube::label_index::LabelIndex;
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{Object, PodLabels};
 
@@ -55,18 +56,24 @@ fn selector_not_found(gw: &Typed<Gateway>, selector: &Labels) -> Finding {
 /// `gateway.IngressGatewayPortAnalyzer`.
 pub fn ingress_gateway_ports(input: &Input, out: &mut Vec<Finding>) {
     let pods = input.snapshot.pod_labels();
+    // Indexed: the pods a selector matches by their labels, the Services by namespace.
+    let index = LabelIndex::new(pods.iter().map(|p| p.labels));
+    let mut services_in: HashMap<&str, Vec<_>> = HashMap::new();
+    for svc in input.snapshot.all_services() {
+        services_in
+            .entry(svc.object.namespace().unwrap_or(""))
+            .or_default()
+            .push(svc);
+    }
     let empty = Labels::new();
     for gw in &input.config.gateways {
         let selector = selector_of(gw, &empty);
         let mut service_ports: HashSet<u32> = HashSet::new();
         let mut mapping: HashMap<u32, u32> = HashMap::new();
         let mut matched = 0;
-        for pod in pods.iter().filter(|p| labels_match(selector, p.labels)) {
+        for pod in index.matching(selector).map(|i| &pods[i]) {
             matched += 1;
-            for svc in input.snapshot.all_services() {
-                if svc.object.namespace().unwrap_or("") != pod.namespace {
-                    continue;
-                }
+            for svc in services_in.get(pod.namespace).into_iter().flatten() {
                 let Some(spec) = &svc.object.spec else {
                     continue;
                 };

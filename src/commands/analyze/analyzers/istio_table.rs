@@ -9,6 +9,7 @@ use super::{
 use super::{authn, authz, schema_authz, schema_security, telemetry};
 use super::{conditions, external_control_plane, k8sgateway, webhook};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
+use super::{schema_gateway, schema_serviceentry, schema_sidecar};
 
 /// Every analyzer of Istio's config kinds, in the order they run.
 pub const ANALYZERS: &[Analyzer] = &[
@@ -32,6 +33,48 @@ pub const ANALYZERS: &[Analyzer] = &[
         codes: &["IST0133"],
         needs: &["envoyfilters"],
         run: Run::Config(schema::envoy_filters),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.Gateway",
+        description: "Validates Gateways (servers, hosts, ports, binds, TLS settings) as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["gateways"],
+        run: Run::Config(schema_gateway::gateways),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.ServiceEntry",
+        description: "Validates ServiceEntries (hosts, addresses, ports, resolution, endpoints, exportTo) as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["serviceentries"],
+        run: Run::Config(schema_serviceentry::service_entries),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.Sidecar",
+        description: "Validates Sidecars (selector, ingress and egress listeners, hosts, outbound policy) as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["sidecars"],
+        run: Run::Config(schema_sidecar::sidecars),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.WorkloadEntry",
+        description: "Validates WorkloadEntries (address, ports, labels) as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["workloadentries"],
+        run: Run::Config(schema_serviceentry::workload_entries),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.WorkloadGroup",
+        description: "Validates WorkloadGroups (template, labels, readiness probe) as Istio's webhook would",
+        codes: &["IST0106"],
+        needs: &["workloadgroups"],
+        run: Run::Config(schema_serviceentry::workload_groups),
+    },
+    Analyzer {
+        name: "schema.ValidationAnalyzer.ProxyConfig",
+        description: "Validates ProxyConfigs (selector, concurrency) as Istio's webhook would",
+        codes: &["IST0106", "IST0133"],
+        needs: &["proxyconfigs"],
+        run: Run::Config(schema_serviceentry::proxy_configs),
     },
     Analyzer {
         name: "schema.Decode",

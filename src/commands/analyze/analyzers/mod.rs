@@ -13,6 +13,7 @@ pub mod external_control_plane;
 pub mod gateway;
 pub mod image_auto;
 pub mod injection;
+pub mod istio_installed;
 pub mod istio_table;
 pub mod k8sgateway;
 pub mod mesh_networks;
@@ -24,7 +25,12 @@ pub mod revisions;
 pub mod runtime;
 pub mod schema;
 pub mod schema_authz;
+pub mod schema_common;
+pub mod schema_gateway;
 pub mod schema_security;
+pub mod schema_serviceentry;
+pub mod schema_sidecar;
+pub mod schema_virtualservice;
 pub mod service_association;
 pub mod serviceentry;
 pub mod sidecar;
@@ -115,6 +121,13 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: &["MD0203"],
         needs: &["events"],
         run: Run::Snapshot(control_plane::failed_creates),
+    },
+    Analyzer {
+        name: "istio-installed",
+        description: "Live: clusters that serve none of Istio's networking.istio.io kinds (Istio not installed)",
+        codes: &["MD0206"],
+        needs: &[],
+        run: Run::Snapshot(istio_installed::analyze),
     },
     Analyzer {
         name: "cluster-id",

@@ -8,7 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use serde::Deserialize;
+
 use super::Input;
+use super::schema_common::{Validation, metadata};
+use super::schema_virtualservice;
 use crate::findings::messages::{self, Arg};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{
@@ -34,15 +38,18 @@ pub fn invalid(input: &Input, out: &mut Vec<Finding>) {
 /// `schema.ValidationAnalyzer.VirtualService`.
 pub fn virtual_services(input: &Input, out: &mut Vec<Finding>) {
     for vs in &input.config.virtual_services {
-        let mut errors: Vec<String> = Vec::new();
-        validate(&vs.spec, &mut errors);
-        for e in errors {
-            out.push(Finding::new(
-                messages::IST0106,
-                reference(vs.resource),
-                &[e.into()],
-            ));
+        let mut v = Validation::default();
+        metadata(vs.resource, &mut v);
+        if !v.errors.is_empty() {
+            v.report(&ResourceRef::of(vs.resource), out);
+            continue;
         }
+        validate(&vs.spec, &mut v.errors);
+        let spec = &vs.resource.object.spec;
+        if let Ok(whole) = schema_virtualservice::VirtualServiceSpec::deserialize(spec) {
+            schema_virtualservice::validate(vs.resource, &whole, &mut v);
+        }
+        v.report(&ResourceRef::of(vs.resource), out);
         unreachable_rules(vs, out);
     }
 }

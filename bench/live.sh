@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Benchmark: live `analyze -A` against `istioctl analyze -A` on the same test cluster, one run
+# after the other, with the objects of bench/gen_manifests.py applied (1,000 namespaces, 10,000
+# pods, 5,000 Services, 2,000 VirtualServices, 2,000 DestinationRules, 200 Gateways, 500
+# ServiceEntries, 200 Sidecars, 1,000 AuthorizationPolicies, 200 HTTPRoutes). Writes the numbers
+# into docs/performance.md between the live-bench markers.
+#
+# Needs a test cluster with Istio's CRDs:
+#   TESTENV_NAME=bench testenv/up.sh && TESTENV_NAME=bench testenv/istiod-up.sh
+#   bench/live.sh /tmp/mesh-doctor-testenv-bench [RUNS]
+# The Gateway API CRDs (for the HTTPRoutes) are applied from the Go module cache when found.
+# Applying the objects takes minutes; a second run on the same cluster skips it.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+state="${1:?usage: bench/live.sh TESTENV_STATE_DIR [RUNS]}"
+runs="${2:-3}"
+export KUBECONFIG="$state/kubeconfig"
+cache="${MESH_DOCTOR_CACHE:-$HOME/.cache/mesh-doctor}"
+kubectl=$(ls "$cache"/bin/kubectl-v* | sort -V | tail -n 1)
+istioctl=$(ls "$cache"/bin/istioctl-* | sort -V | tail -n 1)
+dir="${BENCH_DIR:-target/bench-manifests}"
+python3 bench/gen_manifests.py "$dir"
+cargo build --release --quiet
+bin=target/release/kubectl-mesh_doctor
+timefile=target/bench-live-time.txt
+
+if ! "$kubectl" get namespace team-0999 >/dev/null 2>&1; then
+  gwapi=$(ls -d "$(go env GOMODCACHE 2>/dev/null)"/sigs.k8s.io/gateway-api@*/config/crd/standard 2>/dev/null | sort -V | tail -n 1 || true)
+  if [[ -n "$gwapi" ]]; then
+    "$kubectl" apply --server-side -f "$gwapi" >/dev/null
+    "$kubectl" wait --for condition=Established --timeout 60s crd httproutes.gateway.networking.k8s.io >/dev/null
+  fi
+  echo "applying $(du -sh "$dir" | cut -f1) of manifests (minutes)..." >&2
+  for f in "$dir"/part-*.yaml; do
+    # Namespaces first (every file holds its namespaces' objects after them).
+    "$kubectl" apply --server-side -f "$f" >/dev/null 2>&1 || "$kubectl" apply --server-side -f "$f" >/dev/null
+  done
+fi
+objects=$("$kubectl" get pods,services,virtualservices,destinationrules,gateways.networking.istio.io,serviceentries,sidecars,authorizationpolicies -A --no-headers 2>/dev/null | wc -l)
+
+# best wall time, best CPU time (user+sys) and max peak RSS (KiB) of RUNS runs of: "$@"
+measure() {
+  local best_wall="" best_cpu="" best_rss="" wall user sys rss cpu
+  for _ in $(seq "$runs"); do
+    /usr/bin/time -o "$timefile" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || true
+    read -r wall user sys rss <<<"$(tail -n 1 "$timefile")"
+    cpu=$(awk "BEGIN{print $user + $sys}")
+    echo "  $1: ${wall}s wall, ${cpu}s CPU, ${rss} KiB" >&2
+    if [[ -z "$best_wall" ]] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi
+    if [[ -z "$best_cpu" ]] || awk "BEGIN{exit !($cpu < $best_cpu)}"; then best_cpu=$cpu; fi
+    if [[ -z "$best_rss" ]] || (( rss > best_rss )); then best_rss=$rss; fi
+  done
+  echo "$best_wall $best_cpu $best_rss"
+}
+
+load_start=$(cut -d' ' -f1 /proc/loadavg)
+read -r ours_wall ours_cpu ours_rss <<<"$(measure "$bin" analyze -A -o json)"
+read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -o json)"
+load_end=$(cut -d' ' -f1 /proc/loadavg)
+ours_findings=$("$bin" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
+theirs_findings=$("$istioctl" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
+ratio=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $theirs_wall}")
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+report=$(cat <<MD
+<!-- live-bench:start -->
+| command | runs | best wall time | best CPU time (user+sys) | peak RSS (max of runs) | findings |
+|---|---|---|---|---|---|
+| \`kubectl mesh-doctor analyze -A -o json\` | $runs | ${ours_wall} s | ${ours_cpu} s | $((ours_rss / 1024)) MiB | $ours_findings |
+| \`istioctl analyze -A -o json\` ($(basename "$istioctl")) | $runs | ${theirs_wall} s | ${theirs_cpu} s | $((theirs_rss / 1024)) MiB | $theirs_findings |
+
+mesh-doctor / istioctl wall time: **$ratio**. Measured $(date -u +%Y-%m-%d) with \`bench/live.sh\` on
+$(nproc) cores ($cpu), release build, against the local test cluster (etcd + kube-apiserver + kwok
+on the same machine) holding the objects of \`bench/gen_manifests.py\` ($objects Pods, Services and
+Istio objects listed by kubectl), mesh-doctor's runs first, then istioctl's. Load average
+$load_start at the start, $load_end at the end (the machine is shared with other builds). The
+findings differ in number because the two read different kinds (mesh-doctor reads Deployments as
+the pods they create, istioctl runs analyzers mesh-doctor does not have yet).
+<!-- live-bench:end -->
+MD
+)
+python3 - "$report" <<'PY'
+import sys, re
+path = 'docs/performance.md'
+text = open(path).read()
+new = sys.argv[1]
+if '<!-- live-bench:start -->' in text:
+    text = re.sub(r'<!-- live-bench:start -->.*?<!-- live-bench:end -->', lambda m: new, text, flags=re.S)
+else:
+    text = text.replace('## `proxy-status`', '## `analyze -A` on a cluster, against `istioctl analyze -A`\n\n' + new + '\n\n## `proxy-status`', 1)
+open(path, 'w').write(text)
+PY
+echo "mesh-doctor ${ours_wall}s, istioctl ${theirs_wall}s, ratio $ratio" >&2

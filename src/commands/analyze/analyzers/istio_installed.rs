@@ -1,0 +1,25 @@
+//! MD0206: live, a cluster that serves none of Istio's `networking.istio.io` kinds. Without
+//! Istio's CRDs there is nothing of Istio's to analyse, and "no issues" would hide that the
+//! context points at a cluster without Istio.
+
+use crate::findings::Finding;
+use crate::findings::messages::{self, Arg};
+use crate::istio::config::CONFIG_KINDS;
+use crate::kube::snapshot::Snapshot;
+
+const FIX: &str = "Check the kubeconfig context (--context); to install Istio, run `istioctl install` (or apply the istio/base chart for the CRDs).";
+
+/// One finding per cluster without Istio's CRDs.
+pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    for cluster in &snapshot.istio_absent {
+        out.push(Finding::new(
+            messages::MD0206,
+            None,
+            &[
+                Arg::from(format!("{cluster:?}")),
+                Arg::from(CONFIG_KINDS.join(", ")),
+                Arg::from(FIX),
+            ],
+        ));
+    }
+}

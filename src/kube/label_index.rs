@@ -1,0 +1,94 @@
+//! An index of label sets by (key, value), so that "does any pod match this selector" costs the
+//! pods carrying the selector's rarest label, not every pod: analyzers ask it once per subset,
+//! Gateway or Sidecar, over ten thousand pods (docs/performance.md).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::selector::labels_match;
+
+/// Label sets and, for each (key, value), the sets that carry it.
+pub struct LabelIndex<'a> {
+    sets: Vec<&'a BTreeMap<String, String>>,
+    by_label: HashMap<(&'a str, &'a str), Vec<usize>>,
+}
+
+impl<'a> LabelIndex<'a> {
+    pub fn new(sets: impl IntoIterator<Item = &'a BTreeMap<String, String>>) -> Self {
+        let sets: Vec<&BTreeMap<String, String>> = sets.into_iter().collect();
+        let mut by_label: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+        for (i, labels) in sets.iter().enumerate() {
+            for (k, v) in labels.iter() {
+                by_label
+                    .entry((k.as_str(), v.as_str()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        LabelIndex { sets, by_label }
+    }
+
+    /// True when some set has every label of `selector` (an empty selector matches any set).
+    pub fn any_match(&self, selector: &BTreeMap<String, String>) -> bool {
+        self.matching(selector).next().is_some()
+    }
+
+    /// The positions (in the order given to [`LabelIndex::new`]) of the sets that have every
+    /// label of `selector`; every set for an empty selector.
+    pub fn matching<'s>(
+        &'s self,
+        selector: &'s BTreeMap<String, String>,
+    ) -> Box<dyn Iterator<Item = usize> + 's> {
+        if selector.is_empty() {
+            return Box::new(0..self.sets.len());
+        }
+        let mut rarest: Option<&Vec<usize>> = None;
+        for (k, v) in selector {
+            match self.by_label.get(&(k.as_str(), v.as_str())) {
+                None => return Box::new(std::iter::empty()),
+                Some(list) if rarest.is_none_or(|r| list.len() < r.len()) => rarest = Some(list),
+                Some(_) => {}
+            }
+        }
+        Box::new(
+            rarest
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(move |&i| labels_match(selector, self.sets[i])),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn matches_as_a_scan_would() {
+        let sets = [
+            labels(&[("app", "a"), ("version", "v1")]),
+            labels(&[("app", "b"), ("version", "v2")]),
+        ];
+        let index = LabelIndex::new(sets.iter());
+        assert!(index.any_match(&labels(&[("app", "a")])));
+        assert!(index.any_match(&labels(&[("app", "b"), ("version", "v2")])));
+        assert!(!index.any_match(&labels(&[("app", "a"), ("version", "v2")])));
+        assert!(!index.any_match(&labels(&[("app", "c")])));
+        assert!(index.any_match(&labels(&[])));
+        assert!(!LabelIndex::new([].iter()).any_match(&labels(&[])));
+        assert_eq!(
+            index
+                .matching(&labels(&[("version", "v2")]))
+                .collect::<Vec<_>>(),
+            [1]
+        );
+        assert_eq!(index.matching(&labels(&[])).collect::<Vec<_>>(), [0, 1]);
+    }
+}
