@@ -25,7 +25,7 @@ use crate::output::write;
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP_TEXT: &str = "\
 Examples:
   kubectl mesh-doctor version
   kubectl mesh-doctor version --client
@@ -39,11 +39,7 @@ every Running pod with an istio-proxy container (a sidecar or a gateway; Pending
 deleted pods are not counted), grouped by the version of that container's image, in every
 namespace or, with -n, in that namespace.
 
-Exit codes:
-  0   versions printed (what could not be read is named on stderr)
-  64  usage error
-  69  cluster unreachable, or nothing could be read from it (the client version is still printed)
-  1   anything unexpected";
+";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum VersionFormat {
@@ -57,7 +53,7 @@ pub enum VersionFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::VERSION))]
 pub struct VersionArgs {
     /// Print only the client version (no cluster is contacted)
     #[arg(long)]

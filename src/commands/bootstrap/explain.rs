@@ -38,7 +38,7 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use crate::source::pod::get_pod;
 
-pub const EXPLAIN_AFTER_HELP: &str = "\
+pub const EXPLAIN_AFTER_HELP_TEXT: &str = "\
 What it shows, each with its value, its source and a check:
   node.id          <type>~<pod IP>~<pod name>.<namespace>~<domain>: the proxy type from
                    `pilot-agent proxy <type>`, INSTANCE_IP (status.podIP), POD_NAME,
@@ -66,13 +66,7 @@ Examples:
   kubectl mesh-doctor bootstrap explain pod/web-7d4b9 -n shop -o json
   kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop --direct --probe-timeout 2s
 
-Exit codes:
-  0   no check failed at Error level (warnings and live differences alone pass)
-  79  a check failed at Error level (with every -o format)
-  64  usage error
-  65  the pod does not exist in the namespace, or has no pilot-agent istio-proxy
-  69  cluster unreachable, or the pod cannot be read (access denied)
-  1   anything unexpected";
+";
 
 /// Values longer than this are cut in the text output (`-o json` has them whole).
 const VALUE_WIDTH: usize = 64;

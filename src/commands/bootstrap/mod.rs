@@ -38,7 +38,7 @@ pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
 /// Envoy output beyond this is read and dropped.
 const OUTPUT_CAP: usize = 4 << 20;
 
-const VALIDATE_AFTER_HELP: &str = "\
+const VALIDATE_AFTER_HELP_TEXT: &str = "\
 Checks (each problem is a finding with the JSON path into the document and its line):
   MD0301  ADS, CDS and LDS gRPC clusters exist among the static (non-EDS) clusters
   MD0302  no two static clusters share a name
@@ -66,12 +66,7 @@ Examples:
   # a custom bootstrap from stdin, with a specific Envoy, as JSON for CI
   kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json < custom.yaml
 
-Exit codes:
-  0   no finding at or above the failure threshold (default: Warning, as in every command)
-  79  findings at or above the failure threshold (with every -o format)
-  64  usage error (also: the Envoy given with --envoy cannot be run)
-  65  the file cannot be read at all (missing, unreadable, not UTF-8 text)
-  1   anything unexpected";
+";
 
 #[derive(Debug, Args)]
 pub struct BootstrapArgs {
@@ -82,11 +77,11 @@ pub struct BootstrapArgs {
 #[derive(Debug, Subcommand)]
 pub enum BootstrapCommand {
     /// Check an Envoy bootstrap (JSON or YAML) for the mistakes that crash istio-proxy at start
-    #[command(after_help = VALIDATE_AFTER_HELP)]
+    #[command(after_help = crate::exit::after_help(VALIDATE_AFTER_HELP_TEXT, &crate::exit::BOOTSTRAP_VALIDATE))]
     Validate(ValidateArgs),
     /// Where each part of a live pod's bootstrap comes from (node.id, metadata, token, root
     /// certificate, bootstrapOverride), checked and compared with its running Envoy
-    #[command(after_help = explain::EXPLAIN_AFTER_HELP)]
+    #[command(after_help = crate::exit::after_help(explain::EXPLAIN_AFTER_HELP_TEXT, &crate::exit::BOOTSTRAP_EXPLAIN))]
     Explain(explain::ExplainArgs),
 }
 

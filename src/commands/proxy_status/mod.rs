@@ -38,7 +38,7 @@ pub const ISTIOD_MONITORING_PORT: u16 = 15014;
 /// The largest syncz answer read (10,000 proxies are about 15 MB).
 const MAX_SYNCZ_BYTES: usize = 512 * 1024 * 1024;
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP_TEXT: &str = "\
 Columns:
   NAME              the proxy ID (POD.NAMESPACE)
   CLUSTER           the proxy's cluster ID, as istiod reports it
@@ -72,14 +72,7 @@ Examples:
   kubectl mesh-doctor proxy-status --istiod-url http://127.0.0.1:15014 --istiod-name istiod-1
   kubectl mesh-doctor proxy-status --syncz-file syncz.json --pods-file pods.json
 
-Exit codes:
-  0   no proxy matches --fail-on
-  79  a proxy matches --fail-on (default: STALE, ERROR, NOT CONNECTED or UNKNOWN), with every -o
-  64  usage error
-  65  a --syncz-file or --pods-file cannot be read, or the proxy named does not exist
-  69  cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in
-      --istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked
-  1   anything unexpected";
+";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -96,7 +89,7 @@ pub enum Format {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::PROXY_STATUS))]
 pub struct ProxyStatusArgs {
     /// One proxy: POD (in -n NAMESPACE or the context's namespace), POD.NAMESPACE or pod/POD
     #[arg(value_name = "POD")]
