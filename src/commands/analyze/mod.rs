@@ -242,12 +242,10 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
             crate::source::live::snapshot_for_analyze(global, args.all_namespaces)
                 .await
                 .map_err(|e| match e {
-                    Error::Usage(message) if paths.is_empty() => Error::Usage(format!(
-                        "{message}; or analyse manifest files only with -f FILE"
-                    )),
-                    Error::Usage(message) => Error::Usage(format!(
-                        "{message}; or analyse the files alone with --use-kube=false"
-                    )),
+                    e if e.is_usage() && paths.is_empty() => {
+                        e.with_hint("or analyse manifest files only with -f FILE")
+                    }
+                    e if e.is_usage() => e.with_hint("or analyse the files alone with --use-kube=false"),
                     other => other,
                 })?;
     }

@@ -222,10 +222,10 @@ fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
                 {
                     Ok(verdict) => Some(verdict),
                     Err(e) if binary.explicit && e.kind() != io::ErrorKind::TimedOut => {
-                        return Err(Error::Usage(format!(
-                            "cannot run envoy at {}: {e}",
-                            binary.path.display()
-                        )));
+                        return Err(Error::EnvoyNotRunnable {
+                            path: binary.path.clone(),
+                            source: e,
+                        });
                     }
                     Err(e) => {
                         envoy_error = Some(format!(

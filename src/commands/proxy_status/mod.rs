@@ -519,7 +519,7 @@ async fn gather_live(
             None
         }
         Err(ListError::Unreachable(reason)) => return Err(cluster.unreachable(reason)),
-        Err(other) => return Err(cluster.error(other, "listing pods")),
+        Err(other) => return Err(cluster.error(other, "list", "pods", namespace)),
     };
     Ok(Gathered {
         istiods,
@@ -531,7 +531,11 @@ async fn gather_live(
 
 /// `http://host:port[/prefix]` -> (host, port, prefix).
 fn parse_url(url: &str) -> Result<(String, u16, String)> {
-    let bad = |why: &str| Error::Usage(format!("invalid --istiod-url {url:?}: {why}"));
+    let bad = |why: &str| Error::InvalidValue {
+        what: "--istiod-url",
+        value: url.to_string(),
+        why: why.to_string(),
+    };
     let uri: http::Uri = url.parse().map_err(|_| bad("not a URL"))?;
     match uri.scheme_str() {
         Some("http") => {}
@@ -608,12 +612,21 @@ async fn istiods_in_cluster(
         Ok(items) => items,
         Err(e) => {
             return Err(match e {
-                ListError::Denied(reason) => Error::Cluster(format!(
-                    "cannot list istiod's pods ({selector}) in {}: {reason}; use --istiod-url to ask an istiod you can reach",
-                    args.istio_namespace
-                )),
+                ListError::Denied(reason) => Error::AccessDenied {
+                    verb: "list",
+                    resource: format!("istiod's pods ({selector})"),
+                    namespace: Some(args.istio_namespace.clone()),
+                    cluster: cluster.name.clone(),
+                    reason,
+                    hint: Some("use --istiod-url to ask an istiod you can reach"),
+                },
                 ListError::Unreachable(reason) => cluster.unreachable(reason),
-                other => cluster.error(other, "listing istiod's pods"),
+                other => cluster.error(
+                    other,
+                    "list",
+                    "istiod's pods",
+                    Some(&args.istio_namespace),
+                ),
             });
         }
     };
