@@ -458,7 +458,7 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
     let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
     match unreachable {
         Some(other @ (ListError::Failed(_) | ListError::Deadline(_))) => {
-            return Err(cluster.error(other, "list", "pods and istiod deployments", None));
+            return Err(cluster.error(other, "get", "the versions", None));
         }
         Some(other) => return Err(cluster.unreachable(other.reason().to_string())),
         None => {}
