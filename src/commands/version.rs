@@ -20,7 +20,7 @@ use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
-use crate::output::findings::pretty_json;
+use crate::output::json::pretty_json;
 use crate::output::write;
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
@@ -239,30 +239,13 @@ pub fn data_plane(pods: &[Pod]) -> Vec<DataPlane> {
     rows
 }
 
+/// The rows as a plain table, indented by two spaces (the first row is the header).
 fn table(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
+    let mut table = crate::output::table::plain(false);
     for row in rows {
-        let mut line = String::from("  ");
-        for (i, cell) in row.iter().enumerate() {
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        table.add_row(row);
     }
-    out
+    crate::output::table::render(table, "  ", 2)
 }
 
 /// The text output.

@@ -29,7 +29,7 @@ use crate::formats::text::one_line;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
-use crate::output::findings::pretty_json;
+use crate::output::json::pretty_json;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::url_encode;

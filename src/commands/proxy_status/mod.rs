@@ -271,11 +271,9 @@ pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
     let colored = global.color.enabled(Stream::Stdout);
     let verbose = args.types || args.proxy.is_some();
     let text = match args.output {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&render::json_value(&report, now, &args.fail_on))
-                .map_err(|e| Error::Internal(e.to_string()))?
-        ),
+        Format::Json => {
+            crate::output::json::document(&render::json_value(&report, now, &args.fail_on))
+        }
         Format::Yaml => {
             crate::formats::yaml_write::to_string(&render::json_value(&report, now, &args.fail_on))
         }

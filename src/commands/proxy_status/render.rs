@@ -1,10 +1,11 @@
 //! Renders `proxy-status`: istioctl's table (plus STATUS, and ENVOY with `--probe`), the
 //! per-type table (`-v`), `-o wide`, JSON and YAML. Nothing is decided here.
 
-use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
+use comfy_table::{Attribute, Cell, Color};
 use serde_json::{Map, Value, json};
 
-use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState, human_duration};
+use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState};
+use crate::formats::duration::human_duration;
 use crate::formats::text::one_line;
 use crate::istio::syncz::{self, SyncState, TypeStatus};
 
@@ -161,15 +162,7 @@ pub fn table(report: &Report, options: &TableOptions) -> String {
         header.push("REASON".into());
     }
 
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if options.colored {
-        table.enforce_styling();
-    } else {
-        table.force_no_tty();
-    }
+    let mut table = crate::output::table::plain(options.colored);
     table.set_header(header.iter().map(|h| {
         let c = Cell::new(h);
         if options.colored {
@@ -237,15 +230,7 @@ pub fn table(report: &Report, options: &TableOptions) -> String {
         }
         table.add_row(cells);
     }
-    for column in table.column_iter_mut() {
-        column.set_padding((0, 3));
-    }
-    let mut out = String::with_capacity(report.rows.len() * 120 + 200);
-    for line in table.lines() {
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::output::table::render(table, "", 3)
 }
 
 /// The full story of one proxy (`proxy-status POD`), after its table row.
