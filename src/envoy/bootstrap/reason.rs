@@ -3,6 +3,7 @@
 
 use super::schema::{BOOTSTRAP, CHECKED_MESSAGE_TYPES, type_checked_field};
 use crate::findings::messages::{self, MessageType};
+use crate::formats::text::collapse;
 
 /// The reason Envoy gave for refusing a bootstrap, from the stderr of `envoy --mode validate`:
 /// the text after `error initializing configuration '<file>': ` on the critical line, without the
@@ -33,7 +34,7 @@ pub fn envoy_reason(stderr: &str) -> Option<String> {
                     text.to_string()
                 })
         })?;
-    let mut reason = collapse_whitespace(&line);
+    let mut reason = collapse(&line);
     // "Unable to parse JSON as proto (...): {<the document>" -> keep the part in parentheses.
     if reason.starts_with("Unable to parse JSON as proto (")
         && let Some(end) = reason.rfind("):")
@@ -44,14 +45,10 @@ pub fn envoy_reason(stderr: &str) -> Option<String> {
     (!reason.is_empty()).then_some(reason)
 }
 
-pub(super) fn collapse_whitespace(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// The codes whose checks claim to catch what Envoy refused a bootstrap for, from its reason
 /// (see [`envoy_reason`]). Empty when no check covers it (a bad `@type`, a wrong value type...).
 pub fn codes_covering(reason: &str) -> Vec<&'static MessageType> {
-    let r = collapse_whitespace(reason);
+    let r = collapse(reason);
     if r.contains("Unknown gRPC client cluster")
         || r.contains("must have a statically defined non-EDS cluster")
     {
