@@ -2,7 +2,9 @@
 //! every line trimmed at its end. Every command that prints columns (`proxy-status`, `version`)
 //! draws them here.
 
-use comfy_table::{ContentArrangement, Table, presets};
+use comfy_table::{Attribute, Cell, ContentArrangement, Table, presets};
+
+use crate::output::style::Tone;
 
 /// An empty plain table. With `colored`, the cells' attributes and colors are printed whatever
 /// the stream is (the caller decided: `--color`, NO_COLOR, a terminal); without, never.
@@ -17,6 +19,35 @@ pub fn plain(colored: bool) -> Table {
         table.force_no_tty();
     }
     table
+}
+
+/// The header row, bold when colored.
+pub fn header<S: AsRef<str>>(table: &mut Table, names: &[S], colored: bool) {
+    table.set_header(names.iter().map(|name| {
+        let cell = Cell::new(name.as_ref());
+        if colored {
+            cell.add_attribute(Attribute::Bold)
+        } else {
+            cell
+        }
+    }));
+}
+
+/// A cell in the style sheet's color for its tone (none when not colored, or without a tone).
+pub fn cell(text: impl Into<String>, tone: Option<Tone>, colored: bool) -> Cell {
+    let cell = Cell::new(text.into());
+    match tone {
+        Some(tone) if colored => {
+            let (color, bold) = tone.table_color();
+            let cell = cell.fg(color);
+            if bold {
+                cell.add_attribute(Attribute::Bold)
+            } else {
+                cell
+            }
+        }
+        _ => cell,
+    }
 }
 
 /// The table's text: `indent` before every line, `gap` spaces between columns, no trailing

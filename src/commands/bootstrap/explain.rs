@@ -11,7 +11,9 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use clap::Args;
-use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
+use comfy_table::{Cell, Table};
+
+use crate::output::style::Tone;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use serde_json::Value;
@@ -332,45 +334,23 @@ fn json_text(explanation: &Explanation) -> String {
     text
 }
 
-fn status_color(status: Status) -> Option<Color> {
+fn status_color(status: Status) -> Option<Tone> {
     match status {
-        Status::Ok => Some(Color::Green),
+        Status::Ok => Some(Tone::Ok),
         Status::Info => None,
-        Status::Unknown | Status::Warning => Some(Color::Yellow),
-        Status::Error => Some(Color::Red),
+        Status::Unknown | Status::Warning => Some(Tone::Warning),
+        Status::Error => Some(Tone::Error),
     }
 }
 
 fn new_table(colored: bool, header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if colored {
-        table.enforce_styling();
-    } else {
-        table.force_no_tty();
-    }
-    table.set_header(header.iter().map(|h| {
-        let cell = Cell::new(h);
-        if colored {
-            cell.add_attribute(Attribute::Bold)
-        } else {
-            cell
-        }
-    }));
+    let mut table = crate::output::table::plain(colored);
+    crate::output::table::header(&mut table, header, colored);
     table
 }
 
-fn colored_cell(text: String, color: Option<Color>, colored: bool) -> Cell {
-    let mut cell = Cell::new(text);
-    if colored && let Some(color) = color {
-        cell = cell.fg(color);
-        if color == Color::Red {
-            cell = cell.add_attribute(Attribute::Bold);
-        }
-    }
-    cell
+fn colored_cell(text: String, tone: Option<Tone>, colored: bool) -> Cell {
+    crate::output::table::cell(text, tone, colored)
 }
 
 /// `ok: a type istiod knows`, `error: ConfigMap not found`, `-`.
@@ -510,8 +490,8 @@ pub fn text(e: &Explanation, colored: bool) -> String {
         let mut table = new_table(colored, &["FIELD", "EXPECTED", "LIVE", "RESULT"]);
         for f in &e.live.fields {
             let (result, color) = match f.matches {
-                Some(true) => ("match", Some(Color::Green)),
-                Some(false) => ("differs", Some(Color::Yellow)),
+                Some(true) => ("match", Some(Tone::Ok)),
+                Some(false) => ("differs", Some(Tone::Warning)),
                 None => ("not compared", None),
             };
             let shown = |v: &str| {
