@@ -83,24 +83,8 @@ pub enum Error {
     Unreachable { server: String, message: String },
 
     /// The API server refused a request the command cannot do without.
-    #[error(
-        "cannot {verb} {resource}{} on {cluster}: {reason}{}",
-        namespace.as_ref().map(|ns| format!(" in namespace {ns}")).unwrap_or_default(),
-        hint.map(|h| format!("; {h}")).unwrap_or_default()
-    )]
-    AccessDenied {
-        /// The Kubernetes verb: `get`, `list`.
-        verb: &'static str,
-        /// What was asked for: `pods`, `pod web-1`, `istiod's pods (app=istiod)`.
-        resource: String,
-        namespace: Option<String>,
-        /// The kubeconfig context (or the server) asked.
-        cluster: String,
-        /// What the API server answered.
-        reason: String,
-        /// What the user can do instead.
-        hint: Option<&'static str>,
-    },
+    #[error("{0}")]
+    AccessDenied(Box<Denied>),
 
     /// The namespace the command is scoped to does not exist.
     #[error("namespace {namespace} does not exist on {cluster} ({server}); nothing was analysed")]
@@ -126,6 +110,27 @@ pub enum Error {
     Internal(String),
 }
 
+/// A refused request: who refused what to whom.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot {verb} {resource}{} on {cluster}: {reason}{}",
+    namespace.as_ref().map(|ns| format!(" in namespace {ns}")).unwrap_or_default(),
+    hint.map(|h| format!("; {h}")).unwrap_or_default()
+)]
+pub struct Denied {
+    /// The Kubernetes verb: `get`, `list`.
+    pub verb: &'static str,
+    /// What was asked for: `pods`, `pod web-1`, `istiod's pods (app=istiod)`.
+    pub resource: String,
+    pub namespace: Option<String>,
+    /// The kubeconfig context (or the server) asked.
+    pub cluster: String,
+    /// What the API server answered.
+    pub reason: String,
+    /// What the user can do instead.
+    pub hint: Option<&'static str>,
+}
+
 fn listed(names: &[String]) -> String {
     if names.is_empty() {
         "none".to_string()
@@ -149,7 +154,7 @@ impl Error {
             | Error::PodNotFound { .. }
             | Error::Data(_) => exit::DATA,
             Error::Unreachable { .. }
-            | Error::AccessDenied { .. }
+            | Error::AccessDenied(_)
             | Error::NamespaceNotFound { .. }
             | Error::Cluster(_)
             | Error::Deadline { .. } => exit::UNAVAILABLE,
@@ -224,14 +229,14 @@ mod tests {
                 exit::DATA,
             ),
             (
-                Error::AccessDenied {
+                Error::AccessDenied(Box::new(Denied {
                     verb: "get",
                     resource: "pod web".into(),
                     namespace: Some("shop".into()),
                     cluster: "kind-a".into(),
                     reason: "pods \"web\" is forbidden".into(),
                     hint: None,
-                },
+                })),
                 "cannot get pod web in namespace shop on kind-a: pods \"web\" is forbidden",
                 exit::UNAVAILABLE,
             ),
@@ -255,7 +260,10 @@ mod tests {
         for (error, message, code) in cases {
             assert_eq!(error.to_string(), message);
             assert_eq!(error.exit_code(), code, "{message}");
-            assert_eq!(error.render(&Styles::new(false)), format!("error: {message}"));
+            assert_eq!(
+                error.render(&Styles::new(false)),
+                format!("error: {message}")
+            );
         }
     }
 

@@ -41,7 +41,11 @@ impl Table {
     pub fn help(&self) -> String {
         let mut out = String::from("Exit codes:");
         for row in self.rows {
-            out.push_str(&format!("\n  {:<3} {}", row.code, row.help.replace('\n', "\n      ")));
+            out.push_str(&format!(
+                "\n  {:<3} {}",
+                row.code,
+                row.help.replace('\n', "\n      ")
+            ));
         }
         out
     }

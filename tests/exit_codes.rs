@@ -122,7 +122,12 @@ fn the_lists_hold_documented_codes_only() {
     for table in TABLES {
         assert!(table.has(exit::OK) && table.has(exit::USAGE) && table.has(exit::UNEXPECTED));
         for row in table.rows {
-            assert!(documented.contains(&row.code), "{}: {}", table.command, row.code);
+            assert!(
+                documented.contains(&row.code),
+                "{}: {}",
+                table.command,
+                row.code
+            );
         }
     }
 }

@@ -11,8 +11,7 @@ use crate::source::live::Connection;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 
-const AFTER_HELP_TEXT: &str =
-    "\
+const AFTER_HELP_TEXT: &str = "\
 Examples:
   # Why is this pod not meshed, crashing, or stuck at 1/2?
   kubectl mesh-doctor pod web-7d4b9 -n shop

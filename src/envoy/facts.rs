@@ -127,9 +127,7 @@ impl LogScan {
             .rev()
             .filter(|l| !l.trim().is_empty())
             .take(5)
-            .map(|l| {
-                crate::formats::text::truncate(&crate::formats::text::collapse(l), 300)
-            })
+            .map(|l| crate::formats::text::truncate(&crate::formats::text::collapse(l), 300))
             .collect::<Vec<_>>()
             .into_iter()
             .rev()

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 /// A document as `-o json` prints it: indented with two spaces, no trailing newline.
 pub fn pretty_json(value: &impl Serialize) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+    serde_json::to_string_pretty(value)
+        .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
 }
 
 /// [`pretty_json`] with the newline that ends the output.

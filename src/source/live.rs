@@ -106,12 +106,11 @@ pub fn load_kubeconfig(explicit: Option<&Path>) -> Result<Option<Kubeconfig>> {
             tracing::debug!(path = %path.display(), "kubeconfig file does not exist, skipped");
             continue;
         }
-        let config = Kubeconfig::read_from(path)
-            .map_err(|source| Error::KubeconfigFile {
-                doing: "read",
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let config = Kubeconfig::read_from(path).map_err(|source| Error::KubeconfigFile {
+            doing: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
         merged = Some(match merged {
             None => config,
             Some(m) => m.merge(config).map_err(|source| Error::KubeconfigFile {
@@ -505,14 +504,14 @@ impl Cluster {
             None => format!("{doing} {resource}"),
         };
         match e {
-            ListError::Denied(reason) => Error::AccessDenied {
+            ListError::Denied(reason) => Error::AccessDenied(Box::new(crate::error::Denied {
                 verb,
                 resource: resource.to_string(),
                 namespace: namespace.map(str::to_string),
                 cluster: format!("{} ({})", self.name, self.server),
                 reason,
                 hint: None,
-            },
+            })),
             ListError::Unreachable(reason) => self.unreachable(format!("{what}: {reason}")),
             ListError::Failed(reason) => self.failed(format!("{what}: {reason}")),
             ListError::Deadline(_) => Error::Deadline {

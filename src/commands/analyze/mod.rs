@@ -21,8 +21,7 @@ use crate::output::write;
 use crate::request::Global;
 use crate::source::files::{self, FileOptions};
 
-const AFTER_HELP_TEXT: &str =
-    "\
+const AFTER_HELP_TEXT: &str = "\
 Examples:
   # rendered manifests in CI: fails (exit 79) on any Warning or Error
   kubectl mesh-doctor analyze -f k8s/ -R
@@ -245,7 +244,9 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
                     e if e.is_usage() && paths.is_empty() => {
                         e.with_hint("or analyse manifest files only with -f FILE")
                     }
-                    e if e.is_usage() => e.with_hint("or analyse the files alone with --use-kube=false"),
+                    e if e.is_usage() => {
+                        e.with_hint("or analyse the files alone with --use-kube=false")
+                    }
                     other => other,
                 })?;
     }

@@ -610,21 +610,16 @@ async fn istiods_in_cluster(
         Ok(items) => items,
         Err(e) => {
             return Err(match e {
-                ListError::Denied(reason) => Error::AccessDenied {
+                ListError::Denied(reason) => Error::AccessDenied(Box::new(crate::error::Denied {
                     verb: "list",
                     resource: format!("istiod's pods ({selector})"),
                     namespace: Some(args.istio_namespace.clone()),
                     cluster: cluster.name.clone(),
                     reason,
                     hint: Some("use --istiod-url to ask an istiod you can reach"),
-                },
+                })),
                 ListError::Unreachable(reason) => cluster.unreachable(reason),
-                other => cluster.error(
-                    other,
-                    "list",
-                    "istiod's pods",
-                    Some(&args.istio_namespace),
-                ),
+                other => cluster.error(other, "list", "istiod's pods", Some(&args.istio_namespace)),
             });
         }
     };

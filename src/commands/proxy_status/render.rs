@@ -6,9 +6,9 @@ use serde_json::{Map, Value, json};
 
 use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState};
 use crate::formats::duration::human_duration;
-use crate::output::style::Tone;
 use crate::formats::text::one_line;
 use crate::istio::syncz::{self, SyncState, TypeStatus};
+use crate::output::style::Tone;
 
 /// How the table looks.
 #[derive(Clone, Copy, Debug)]
@@ -92,11 +92,7 @@ fn envoy_text(row: &Row) -> (String, Option<Tone>) {
         None => ("-".to_string(), None),
         Some(e) => match (&e.state, &e.error) {
             (Some(state), _) => {
-                let color = if e.is_live() {
-                    Tone::Ok
-                } else {
-                    Tone::Warning
-                };
+                let color = if e.is_live() { Tone::Ok } else { Tone::Warning };
                 (state.clone(), Some(color))
             }
             (None, Some(_)) => ("UNREACHABLE".to_string(), Some(Tone::Error)),

@@ -1209,5 +1209,4 @@ mod tests {
         );
         assert!(FailOn::NotLive.matches(&row));
     }
-
 }
