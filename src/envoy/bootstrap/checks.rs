@@ -31,7 +31,7 @@ pub(super) fn closest<'a>(
         let distance = if normalize(name) == wanted_norm {
             0
         } else {
-            edit_distance(&wanted_norm, &normalize(name))
+            strsim::levenshtein(&wanted_norm, &normalize(name))
         };
         let limit = match wanted.chars().count() {
             0..=3 => 1,
@@ -43,22 +43,6 @@ pub(super) fn closest<'a>(
         }
     }
     best.map(|(_, name)| name)
-}
-
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            current[j + 1] = (previous[j] + cost)
-                .min(previous[j + 1] + 1)
-                .min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 /// Runs every check over a parsed bootstrap. Problems come in document order.
