@@ -23,7 +23,7 @@ fn run(args: &[&str]) -> (String, String, i32) {
 fn istio_injection_testdata_gives_istio_findings_and_exit_79() {
     let (stdout, _, code) = run(&["analyze", "-f", INJECTION]);
     assert_eq!(code, 79);
-    assert_eq!(stdout.lines().count(), 6, "{stdout}");
+    assert_eq!(stdout.lines().count(), 7, "{stdout}");
     assert!(
         stdout.contains("Info [IST0102] (Namespace bar "),
         "{stdout}"
@@ -38,6 +38,11 @@ fn istio_injection_testdata_gives_istio_findings_and_exit_79() {
             "{stdout}"
         );
     }
+    // The pod that opts out with the deprecated annotation (annotations.K8sAnalyzer).
+    assert!(
+        stdout.contains("Info [IST0135] (Pod default/podinjectiondisabled "),
+        "{stdout}"
+    );
     insta::assert_snapshot!("injection_log", stdout);
 }
 
@@ -46,7 +51,7 @@ fn json_output_has_istioctl_fields_and_still_exits_79() {
     let (stdout, _, code) = run(&["analyze", "-f", INJECTION, "-o", "json"]);
     assert_eq!(code, 79);
     let findings: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(findings.len(), 6);
+    assert_eq!(findings.len(), 7);
     let pod = findings.iter().find(|f| f["code"] == "IST0103").unwrap();
     assert_eq!(pod["level"], "Warning");
     assert_eq!(pod["origin"], "Pod default/noninjectedpod");
@@ -88,7 +93,7 @@ fn yaml_and_sarif_outputs_exit_79_too() {
     let doc: serde_json::Value = serde_json::from_str(&sarif).unwrap();
     assert_eq!(doc["version"], "2.1.0");
     let results = doc["runs"][0]["results"].as_array().unwrap();
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 7);
     let pod = results.iter().find(|r| r["ruleId"] == "IST0103").unwrap();
     assert_eq!(pod["level"], "warning");
     let location = &pod["locations"][0]["physicalLocation"];
@@ -102,7 +107,7 @@ fn yaml_and_sarif_outputs_exit_79_too() {
     let rules = doc["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
         .unwrap();
-    assert_eq!(rules.len(), 3, "IST0102, IST0103, IST0123");
+    assert_eq!(rules.len(), 4, "IST0102, IST0103, IST0123, IST0135");
 }
 
 #[test]
@@ -168,7 +173,7 @@ fn thresholds() {
     // Error threshold: nothing in injection.yaml is an Error.
     let (stdout, _, code) = run(&["analyze", "-f", INJECTION, "--failure-threshold", "error"]);
     assert_eq!(code, 0);
-    assert_eq!(stdout.lines().count(), 6);
+    assert_eq!(stdout.lines().count(), 7);
     // Info findings hidden, but they still count for the exit code.
     let (stdout, stderr, code) = run(&[
         "analyze",

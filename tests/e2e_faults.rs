@@ -42,6 +42,8 @@ enum Fault {
     ForbidPods,
     /// 429 with Retry-After: 1, every time.
     Throttle,
+    /// 429 with `Retry-After: 3` in the header only (a Status without `retryAfterSeconds`).
+    ThrottleHeaderOnly,
     /// 200 with a body that is not JSON.
     MalformedJson,
     /// The real list, but always with `metadata.continue: "again"`.
@@ -222,6 +224,14 @@ async fn answer(client: &kube::Client, fault: Fault, method: &str, target: &str,
                 429,
                 vec![("Retry-After", "1".into())],
                 status_body(429, "TooManyRequests", "the server is overloaded", Some(1)),
+                false,
+            );
+        }
+        Fault::ThrottleHeaderOnly => {
+            return (
+                429,
+                vec![("Retry-After", "3".into())],
+                status_body(429, "TooManyRequests", "the server is overloaded", None),
                 false,
             );
         }
@@ -511,6 +521,31 @@ fn throttling_is_retried_then_named() {
             without: "",
             with: "",
         },
+    );
+}
+
+/// kube drops the headers of an error answer: the `Retry-After` header alone must still set the
+/// waits (3 s twice, not our own 1 s then 2 s).
+#[test]
+#[ignore = "needs the test cluster (scripts/test-all.sh)"]
+fn retry_after_in_the_header_alone_sets_the_wait() {
+    let env = common::testenv();
+    let proxy = Proxy::start(&env, Fault::ThrottleHeaderOnly);
+    let (run, elapsed) = through(
+        &proxy,
+        &["version", "--timeout", "30s"],
+        Duration::from_secs(40),
+    );
+    assert_eq!(run.code, 69, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("gave up after 3 tries"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        elapsed >= Duration::from_millis(5_500),
+        "two waits of the server's 3 s, but it ended after {elapsed:?}:\n{}",
+        run.stderr
     );
 }
 

@@ -395,6 +395,26 @@ fn duplicate_keys_are_65_naming_both_lines() {
     );
 }
 
+/// The same in a `.json` manifest (serde_json alone would keep the last key silently).
+#[test]
+fn duplicate_json_keys_are_65_naming_both_lines() {
+    let d = dir();
+    write(
+        d.path(),
+        "svc.json",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Service\",\n \"metadata\": {\"name\": \"a\", \"namespace\": \"shop\"},\n \"spec\": {\"ports\": [{\"name\": \"http\", \"port\": 80}],\n  \"ports\": [{\"port\": 81}]}}\n",
+    );
+    let run = run(d.path(), &["analyze", "-f", "svc.json"]);
+    assert_eq!(run.code, 65, "{}", run.stderr);
+    assert_one_line_error(
+        &run,
+        &[
+            "svc.json:4:",
+            "duplicate key \"ports\": first at line 3, again at line 4",
+        ],
+    );
+}
+
 // ---------------------------------------------------------------- item 2: durations
 
 #[test]

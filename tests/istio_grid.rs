@@ -10,8 +10,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use mesh_doctor::commands::analyze::analyzers::{self, istio_table};
+use mesh_doctor::kube::snapshot::Snapshot;
 use mesh_doctor::source::files::{self, FileOptions};
 use serde_json::Value;
 
@@ -38,6 +40,34 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str, i32)] = &[
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(REFERENCE).join(path.replacen("testdata/", "analyzer-testdata/", 1))
+}
+
+/// Marks every object of a snapshot as read from `cluster`.
+fn mark_cluster(snapshot: &mut Snapshot, cluster: &str) {
+    let name: Arc<str> = Arc::from(cluster);
+    macro_rules! mark {
+        ($($list:ident),*) => {
+            $(for o in &mut snapshot.$list {
+                o.origin.cluster = Some(name.clone());
+            })*
+        };
+    }
+    mark!(
+        namespaces,
+        pods,
+        services,
+        workloads,
+        config_maps,
+        webhooks,
+        pod_disruption_budgets,
+        events,
+        endpoint_slices,
+        network_policies,
+        proxy_configs,
+        config,
+        nodes,
+        secrets
+    );
 }
 
 fn multiset(items: impl IntoIterator<Item = (String, String)>) -> BTreeMap<(String, String), i32> {
@@ -74,10 +104,6 @@ fn run_case(case: &Value) -> Outcome {
         outcome.detail = "no such analyzer in mesh-doctor".into();
         return outcome;
     }
-    if case.get("cluster1InputFiles").is_some() {
-        outcome.detail = "multi-cluster case".into();
-        return outcome;
-    }
     let mut paths: Vec<PathBuf> = case["inputFiles"]
         .as_array()
         .into_iter()
@@ -108,6 +134,37 @@ fn run_case(case: &Value) -> Outcome {
             return outcome;
         }
     };
+    // A multi-cluster case: each cluster's files are one context's snapshot, its objects
+    // marked with the cluster they were read from, as `--context a --context b` gives them.
+    for cluster in ["cluster1", "cluster2"] {
+        let Some(inputs) = case
+            .get(format!("{cluster}InputFiles"))
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        let paths: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(Value::as_str)
+            .map(fixture)
+            .collect();
+        match files::load(&paths, &options) {
+            Ok((mut one, _)) => {
+                mark_cluster(&mut one, cluster);
+                snapshot.extend(one);
+            }
+            Err(e) => {
+                outcome.detail = format!("cannot load {cluster}: {e:?}");
+                return outcome;
+            }
+        }
+    }
+    if let Some(networks) = case.get("meshNetworksFile").and_then(Value::as_str) {
+        snapshot.mesh_networks = Some(
+            files::load_mesh_networks(&fixture(networks), files::DEFAULT_MAX_INPUT)
+                .expect("mesh networks load"),
+        );
+    }
     if let Some(mesh) = mesh {
         snapshot.mesh_config = Some(mesh);
     }

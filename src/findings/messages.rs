@@ -177,6 +177,9 @@ macro_rules! messages {
 }
 
 messages! {
+    IST0002 = "IST0002", "Deprecated", Warning,
+        "Deprecated: %s",
+        "A feature that the configuration is depending on is now deprecated.";
     IST0101 = "IST0101", "ReferencedResourceNotFound", Error,
         "Referenced %s not found: %q",
         "A resource being referenced does not exist.";
@@ -189,6 +192,12 @@ messages! {
     IST0106 = "IST0106", "SchemaValidationError", Error,
         "Schema validation error: %v",
         "The resource has a schema validation error.";
+    IST0107 = "IST0107", "MisplacedAnnotation", Warning,
+        "Misplaced annotation: %s can only be applied to %s",
+        "An Istio annotation is applied to the wrong kind of resource.";
+    IST0108 = "IST0108", "UnknownAnnotation", Warning,
+        "Unknown annotation: %s",
+        "An Istio annotation is not recognized for any kind of resource";
     IST0109 = "IST0109", "ConflictingMeshGatewayVirtualServiceHosts", Error,
         "The VirtualServices %s associated with mesh gateway define the same host %s which can lead to undefined behavior. This can be fixed by merging the conflicting VirtualServices into a single resource.",
         "Conflicting hosts on VirtualServices associated with mesh gateway";
@@ -201,12 +210,21 @@ messages! {
     IST0112 = "IST0112", "VirtualServiceDestinationPortSelectorRequired", Error,
         "This VirtualService routes to a service %q that exposes multiple ports %v. Specifying a port in the destination is required to disambiguate.",
         "A VirtualService routes to a service with more than one port exposed, but does not specify which to use.";
+    IST0116 = "IST0116", "DeploymentAssociatedToMultipleServices", Warning,
+        "This deployment %s is associated with multiple services using port %d but different protocols: %v",
+        "The resulting pods of a service mesh deployment can't be associated with multiple services using the same port but different protocols.";
     IST0118 = "IST0118", "PortNameIsNotUnderNamingConvention", Info,
         "Port name %s (port: %d, targetPort: %s) doesn't follow the naming convention of Istio port.",
         "Port name is not under naming convention. Protocol detection is applied to the port.";
     IST0123 = "IST0123", "NamespaceMultipleInjectionLabels", Warning,
         "The namespace has more than one type of injection labels %v, which may lead to undefined behavior. Make sure only one injection label exists.",
         "A namespace has more than one type of injection labels";
+    IST0125 = "IST0125", "InvalidAnnotation", Warning,
+        "Invalid annotation %s: %s",
+        "An Istio annotation that is not valid";
+    IST0126 = "IST0126", "UnknownMeshNetworksServiceRegistry", Error,
+        "Unknown service registry %s in network %s",
+        "A service registry in Mesh Networks is unknown";
     IST0128 = "IST0128", "NoServerCertificateVerificationDestinationLevel", Warning,
         "DestinationRule %s in namespace %s has TLS mode set to %s but no caCertificates are set to validate server identity for host: %s",
         "No caCertificates are set in DestinationRule, this results in no verification of presented server certificate.";
@@ -228,15 +246,33 @@ messages! {
     IST0134 = "IST0134", "ServiceEntryAddressesRequired", Warning,
         "ServiceEntry addresses are required for this protocol.",
         "Virtual IP addresses are required for ports serving TCP (or unset) protocol when PILOT_ENABLE_IP_AUTOALLOCATE is not set on a proxy";
+    IST0135 = "IST0135", "DeprecatedAnnotation", Info,
+        "Annotation %q has been deprecated%s and may not work in future Istio versions.",
+        "A resource is using a deprecated Istio annotation.";
+    IST0136 = "IST0136", "AlphaAnnotation", Info,
+        "Annotation %q is part of an alpha-phase feature and may be incompletely supported.",
+        "An Istio annotation may not be suitable for production.";
+    IST0137 = "IST0137", "DeploymentConflictingPorts", Warning,
+        "This deployment %s is associated with multiple services %v using targetPort %q but different ports: %v.",
+        "Two services selecting the same workload with the same targetPort MUST refer to the same port.";
     IST0138 = "IST0138", "GatewayDuplicateCertificate", Warning,
         "Duplicate certificate in multiple gateways %v may cause 404s if clients re-use HTTP2 connections.",
         "Duplicate certificate in multiple gateways may cause 404s if clients re-use HTTP2 connections.";
     IST0140 = "IST0140", "IngressRouteRulesNotAffected", Warning,
         "Subset in virtual service %s has no effect on ingress gateway %s requests",
         "Route rules have no effect on ingress gateway requests";
+    IST0144 = "IST0144", "InvalidApplicationUID", Warning,
+        "User ID (UID) 1337 is reserved for the sidecar proxy.",
+        "Application pods should not run as user ID (UID) 1337";
     IST0145 = "IST0145", "ConflictingGateways", Error,
         "Conflict with gateways %s (workload selector %s, port %s, hosts %v).",
         "Gateway should not have the same selector, port and matched hosts of server";
+    IST0146 = "IST0146", "ImageAutoWithoutInjectionWarning", Warning,
+        "%s %s contains `image: auto` but does not match any Istio injection webhook selectors.",
+        "Deployments with `image: auto` should be targeted for injection.";
+    IST0147 = "IST0147", "ImageAutoWithoutInjectionError", Error,
+        "%s %s contains `image: auto` but does not match any Istio injection webhook selectors.",
+        "Pods with `image: auto` should be targeted for injection.";
     IST0148 = "IST0148", "NamespaceInjectionEnabledByDefault", Info,
         "is enabled for Istio injection, as Istio is installed with enableNamespacesByDefault as true.",
         "user namespace should be injectable if Istio is installed with enableNamespacesByDefault enabled and neither injection label is set.";
@@ -277,6 +313,9 @@ messages! {
     IST0167 = "IST0167", "IneffectivePolicy", Warning,
         "The policy has no impact: %s.",
         "The policy applied has no impact.";
+    IST0170 = "IST0170", "MultiClusterInconsistentService", Warning,
+        "The service %v in namespace %q is inconsistent across clusters %q, which can lead to undefined behaviors. The inconsistent behaviors are: %v.",
+        "The services live in different clusters under multi-cluster deployment model are inconsistent";
     IST0173 = "IST0173", "DestinationRuleSubsetNotSelectPods", Error,
         "The Subset %s defined in the DestinationRule does not select any pods. Which may lead to 503 UH (NoHealthyUpstream).",
         "Subsets defined in destination does not select any pods.";

@@ -164,11 +164,20 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, SyntaxError> {
 
 /// Parses a JSON document (a `.json` file). Lines are only known for the document itself.
 pub fn parse_json(text: &str) -> Result<Vec<Document>, SyntaxError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| SyntaxError {
-        line: line_u32(e.line()),
-        column: line_u32(e.column()),
-        message: e.to_string(),
-    })?;
+    let value = match serde_json::from_str::<StrictValue>(text) {
+        Ok(StrictValue(value)) => value,
+        Err(e) => {
+            // A duplicate key: the YAML reader (JSON is flow YAML) names both of its lines.
+            if e.to_string().starts_with(DUPLICATE_KEY) {
+                parse_stream(text)?;
+            }
+            return Err(SyntaxError {
+                line: line_u32(e.line()),
+                column: line_u32(e.column()),
+                message: e.to_string(),
+            });
+        }
+    };
     Ok(vec![Document {
         value,
         lines: LineTree {
@@ -177,6 +186,70 @@ pub fn parse_json(text: &str) -> Result<Vec<Document>, SyntaxError> {
         },
         start_line: 1,
     }])
+}
+
+const DUPLICATE_KEY: &str = "duplicate key";
+
+/// A JSON value read as Kubernetes' strict decoder reads it: a key given twice in one object
+/// is an error (serde_json would keep the last one silently).
+struct StrictValue(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("{DUPLICATE_KEY} {key:?}")));
+            }
+            let StrictValue(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 fn line_u32(n: usize) -> u32 {
@@ -641,5 +714,20 @@ mod tests {
         let docs = parse_stream("base: &b {x: 1, y: 1}\nother:\n  <<: *b\n  x: 2\n").unwrap();
         assert_eq!(docs[0].value["other"]["x"], 2);
         assert_eq!(docs[0].value["other"]["y"], 1);
+    }
+
+    // Regression (issue 11, item 12, .json manifests): serde_json kept the last key silently.
+    #[test]
+    fn duplicate_json_keys_name_both_lines() {
+        let text = "{\"kind\": \"Service\",\n \"spec\": {\"ports\": [{\"port\": 80}],\n  \"ports\": [{\"port\": 81}]}}\n";
+        let err = parse_json(text).unwrap_err();
+        assert_eq!(
+            err.message,
+            "duplicate key \"ports\": first at line 2, again at line 3"
+        );
+        assert_eq!(err.line, 3);
+        let docs = parse_json("{\"a\": [1, 2.5, null, true, {\"b\": \"c\"}]}").unwrap();
+        assert_eq!(docs[0].value["a"][4]["b"], "c");
+        assert_eq!(docs[0].value["a"][1], 2.5);
     }
 }

@@ -1,9 +1,11 @@
 //! Istio knowledge, pure: no I/O.
 
+pub mod annotations;
 pub mod config;
 pub mod constants;
 pub mod injection;
 pub mod istiod;
+pub mod mesh_networks;
 pub mod protocol;
 pub mod revisions;
 pub mod sidecar;

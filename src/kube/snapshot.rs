@@ -21,6 +21,8 @@ use crate::formats::yaml::LineTree;
 pub const LINE_PATHS: &[&[&str]] = &[
     &["metadata", "name"],
     &["metadata", "labels", "*"],
+    &["metadata", "annotations", "*"],
+    &["data", "meshNetworks"],
     &["spec", "replicas"],
     &["spec", "ports", "[]", "port"],
     &["spec", "template", "metadata", "labels", "*"],
@@ -218,6 +220,9 @@ pub struct Snapshot {
     pub secrets: Vec<Located<SecretKeys>>,
     /// The mesh configuration (`--mesh-config`, or the `istio` ConfigMap's `mesh` key).
     pub mesh_config: Option<serde_json::Value>,
+    /// The MeshNetworks given with `--mesh-networks` (its file and lines kept). Without it, the
+    /// `istio` ConfigMap's `meshNetworks` key among `config_maps` is read.
+    pub mesh_networks: Option<Located<serde_json::Value>>,
     /// Which kinds are present at all. An analyzer whose inputs are missing is skipped, and
     /// the report says so (for example when RBAC forbids listing a kind).
     pub unavailable: BTreeMap<&'static str, String>,
@@ -297,6 +302,9 @@ impl Snapshot {
             .extend(other.services_beyond_scope);
         if other.mesh_config.is_some() {
             self.mesh_config = other.mesh_config;
+        }
+        if other.mesh_networks.is_some() {
+            self.mesh_networks = other.mesh_networks;
         }
         self.unavailable.extend(other.unavailable);
     }

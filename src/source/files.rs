@@ -475,6 +475,7 @@ fn add_object(
             if let Some(mesh) = mesh_config_of(&cm.object) {
                 snapshot.mesh_config = Some(mesh);
             }
+            mesh_networks_fit(&cm.object, &at)?;
             snapshot.config_maps.push(cm);
         }
         "Event" => snapshot.events.push(typed(value, origin, &at)?),
@@ -659,6 +660,33 @@ fn mesh_config_of(cm: &k8s_openapi::api::core::v1::ConfigMap) -> Option<Value> {
         .map(|d| d.value)
 }
 
+/// The `istio` ConfigMap's `meshNetworks` key, when present, must be MeshNetworks YAML: the
+/// mesh networks analyzer would otherwise read nothing and say nothing.
+fn mesh_networks_fit(cm: &k8s_openapi::api::core::v1::ConfigMap, at: &str) -> Result<()> {
+    use crate::kube::snapshot::Object;
+    let Some(text) = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get("meshNetworks"))
+        .filter(|_| cm.name() == "istio")
+    else {
+        return Ok(());
+    };
+    let problem = match yaml::parse_stream(text) {
+        Err(e) => Some(format!("line {} of the value: {}", e.line, e.message)),
+        Ok(docs) => docs
+            .first()
+            .and_then(|d| crate::istio::mesh_networks::problem(&d.value)),
+    };
+    match problem {
+        Some(problem) => Err(Error::Parse {
+            location: at.to_string(),
+            message: format!("invalid meshNetworks in ConfigMap istio: {problem}"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Reads a mesh config file (`--mesh-config`): YAML of the MeshConfig fields.
 pub fn load_mesh_config(path: &Path, limit: u64) -> Result<Value> {
     let shown = path.display().to_string();
@@ -672,6 +700,39 @@ pub fn load_mesh_config(path: &Path, limit: u64) -> Result<Value> {
         message: e.message,
     })?;
     Ok(docs.into_iter().next().map(|d| d.value).unwrap_or_default())
+}
+
+/// Reads a MeshNetworks file (`--mesh-networks`): YAML of the MeshNetworks fields
+/// (`networks: {NAME: {endpoints: [...], gateways: [...]}}`), with its lines.
+pub fn load_mesh_networks(path: &Path, limit: u64) -> Result<Located<Value>> {
+    let shown = path.display().to_string();
+    let text = utf8_text(
+        read_capped(path, &shown, limit)?,
+        &shown,
+        "a mesh networks file is YAML",
+    )?;
+    let docs = yaml::parse_stream(&text).map_err(|e| Error::Parse {
+        location: format!("{}:{}:{}", path.display(), e.line, e.column),
+        message: e.message,
+    })?;
+    let Some(doc) = docs.into_iter().next() else {
+        return Ok(Located::new(Value::Null));
+    };
+    if let Some(problem) = crate::istio::mesh_networks::problem(&doc.value) {
+        return Err(Error::Parse {
+            location: shown,
+            message: format!("invalid MeshNetworks: {problem}"),
+        });
+    }
+    Ok(Located {
+        object: doc.value,
+        origin: Origin {
+            file: Some(Arc::from(shown.as_str())),
+            line: Some(doc.start_line),
+            lines: Some(doc.lines),
+            cluster: None,
+        },
+    })
 }
 
 #[cfg(test)]

@@ -230,7 +230,7 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
         .map(str::to_string)
         .or_else(|| current_context(global))
         .unwrap_or_else(|| "in-cluster".to_string());
-    let client = Client::try_from(config).map_err(|e| Error::Unreachable {
+    let client = super::retry_after::build_client(config).map_err(|e| Error::Unreachable {
         server: server.clone(),
         message: e.to_string(),
     })?;
@@ -733,6 +733,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         super::live_config::beyond_scope(c, ns, &mut snapshot).await;
         super::live_config::gateway_secrets(c, &mut snapshot).await;
         super::live_config::nodes(c, &mut snapshot).await;
+        super::live_mesh::remote_secrets(c, &mut snapshot).await;
     }
 
     if let Some(kind) = late {

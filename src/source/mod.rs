@@ -5,4 +5,6 @@ pub mod files;
 pub mod live;
 pub mod live_config;
 mod live_errors;
+pub mod live_mesh;
 pub mod pod;
+mod retry_after;

@@ -102,7 +102,8 @@ pub struct AnalyzeArgs {
     pub suppress: Vec<String>,
 
     /// Run only these analyzers (see --list-analyzers; Istio's names such as
-    /// virtualservice.GatewayAnalyzer work too); repeatable
+    /// virtualservice.GatewayAnalyzer work too); repeatable. Analyzers Istio leaves out of its
+    /// default set (annotations.AlphaAnalyzer) run only when named here
     #[arg(long, value_name = "NAME")]
     pub analyzer: Vec<String>,
 
@@ -113,6 +114,11 @@ pub struct AnalyzeArgs {
     /// A MeshConfig YAML file (overrides the cluster's `istio` ConfigMap)
     #[arg(long, alias = "meshConfigFile", value_name = "PATH")]
     pub mesh_config: Option<PathBuf>,
+
+    /// A MeshNetworks YAML file (`networks: ...`; overrides the `istio` ConfigMap's
+    /// `meshNetworks` key)
+    #[arg(long, value_name = "PATH")]
+    pub mesh_networks: Option<PathBuf>,
 
     /// Probe the sidecars of flagged injected pods on a live cluster (the default)
     #[arg(long, overrides_with = "no_probe")]
@@ -197,6 +203,9 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
                 a.codes.join(", "),
                 a.needs.join(", ")
             ));
+            if !analyzers::on_by_default(a) {
+                out.push_str("    off by default: runs only when named with --analyzer\n");
+            }
         }
         out.push_str(&format!(
             "* {}:\n    {} ({})\n",
@@ -280,6 +289,9 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
     }
     if let Some(path) = &args.mesh_config {
         snapshot.mesh_config = Some(files::load_mesh_config(path, args.max_input_size)?);
+    }
+    if let Some(path) = &args.mesh_networks {
+        snapshot.mesh_networks = Some(files::load_mesh_networks(path, args.max_input_size)?);
     }
 
     let mut report: Report = analyzers::run(&snapshot, &args.analyzer);

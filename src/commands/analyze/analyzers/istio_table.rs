@@ -2,6 +2,10 @@
 //! --list-analyzers` prints them), with Istio's codes.
 
 use super::{Analyzer, Run};
+use super::{
+    annotations, application_uid, deprecation, image_auto, mesh_networks, multicluster_service,
+    service_association,
+};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
 
 /// Every analyzer of Istio's config kinds, in the order they run.
@@ -169,4 +173,65 @@ pub const ANALYZERS: &[Analyzer] = &[
     // Gateway API, webhook and external control plane analyzers.
 
     // Workload, annotation, deprecation and mesh networks analyzers.
+    Analyzer {
+        name: "annotations.K8sAnalyzer",
+        description: "Checks for misplaced and invalid Istio annotations in Kubernetes resources",
+        codes: &["IST0107", "IST0108", "IST0125", "IST0135"],
+        needs: &["namespaces", "services", "pods", "deployments"],
+        run: Run::Snapshot(annotations::k8s),
+    },
+    Analyzer {
+        name: "annotations.AlphaAnalyzer",
+        description: "Checks for alpha Istio annotations in Kubernetes resources (not run by default, as in Istio)",
+        codes: &["IST0136"],
+        needs: &["namespaces", "services", "pods", "deployments"],
+        run: Run::Snapshot(annotations::alpha),
+    },
+    Analyzer {
+        name: "applicationUID.Analyzer",
+        description: "Checks invalid application UID (pods and workload templates)",
+        codes: &["IST0144"],
+        needs: &["pods", "deployments"],
+        run: Run::Snapshot(application_uid::analyze),
+    },
+    Analyzer {
+        name: "deployment.MultiServiceAnalyzer",
+        description: "Checks association between services and pods (of workload templates)",
+        codes: &["IST0116", "IST0137"],
+        needs: &["services", "deployments", "namespaces"],
+        run: Run::Snapshot(service_association::analyze),
+    },
+    Analyzer {
+        name: "injection.ImageAutoAnalyzer",
+        description: "Makes sure that Pods and Deployments with `image: auto` are going to be injected",
+        codes: &["IST0146", "IST0147"],
+        needs: &[
+            "namespaces",
+            "pods",
+            "deployments",
+            "mutatingwebhookconfigurations",
+        ],
+        run: Run::Snapshot(image_auto::analyze),
+    },
+    Analyzer {
+        name: "deprecation.DeprecationAnalyzer",
+        description: "Checks for deprecated Istio types and fields",
+        codes: &["IST0002"],
+        needs: &["virtualservices", "sidecars"],
+        run: Run::Config(deprecation::analyze),
+    },
+    Analyzer {
+        name: "meshnetworks.MeshNetworksAnalyzer",
+        description: "Check the validity of MeshNetworks in the cluster",
+        codes: &["IST0126"],
+        needs: &["configmaps", "remote secrets"],
+        run: Run::Snapshot(mesh_networks::analyze),
+    },
+    Analyzer {
+        name: "services.MultiClusterServiceAnalyzer",
+        description: "Check the validity of services in the multi-cluster environment (--context repeated)",
+        codes: &["IST0170"],
+        needs: &["services"],
+        run: Run::Snapshot(multicluster_service::analyze),
+    },
 ];

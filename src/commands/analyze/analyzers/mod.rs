@@ -1,17 +1,24 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
+pub mod annotations;
+pub mod application_uid;
 pub mod control_plane;
+pub mod deprecation;
 pub mod destinationrule;
 pub mod envoyfilter;
 pub mod gateway;
+pub mod image_auto;
 pub mod injection;
 pub mod istio_table;
+pub mod mesh_networks;
 pub mod multicluster;
+pub mod multicluster_service;
 pub mod port_names;
 pub mod proxy_image;
 pub mod revisions;
 pub mod runtime;
 pub mod schema;
+pub mod service_association;
 pub mod serviceentry;
 pub mod sidecar;
 pub mod virtualservice;
@@ -121,6 +128,15 @@ pub const ISTIO_NAMES: &[(&str, &str)] = &[
     ("service.PortNameAnalyzer", "port-names"),
 ];
 
+/// Analyzers that run only when named with `--analyzer`, as Istio leaves them out of its
+/// default set (`annotations.AlphaAnalyzer`: too noisy with annotations set by default).
+pub const OFF_BY_DEFAULT: &[&str] = &["annotations.AlphaAnalyzer"];
+
+/// True when the analyzer runs without `--analyzer` naming it.
+pub fn on_by_default(analyzer: &Analyzer) -> bool {
+    !OFF_BY_DEFAULT.contains(&analyzer.name)
+}
+
 /// The analyzer a name given to `--analyzer` means: ours, or Istio's name for it.
 pub fn find(name: &str) -> Option<&'static Analyzer> {
     let name = ISTIO_NAMES
@@ -140,6 +156,9 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
     let mut input: Option<Input> = None;
     for analyzer in all() {
         if !only.is_empty() && !selected.contains(&analyzer.name) {
+            continue;
+        }
+        if only.is_empty() && !on_by_default(analyzer) {
             continue;
         }
         if let Some(kind) = analyzer

@@ -1,0 +1,55 @@
+//! Istio's `deprecation.DeprecationAnalyzer` (IST0002): VirtualService routes with
+//! `fault.delay.percent` (replaced by `percentage`) and Sidecars with
+//! `outboundTrafficPolicy.egressProxy` (ignored). Istio also reports the removed `rbac.istio.io`
+//! CustomResourceDefinitions; mesh-doctor does not read CRDs for this analyzer (docs/compat.md).
+
+use serde_json::Value;
+
+use super::Input;
+use crate::findings::messages::IST0002;
+use crate::findings::{Finding, ResourceRef};
+
+fn detail(text: String) -> [crate::findings::messages::Arg; 1] {
+    [text.into()]
+}
+
+/// `deprecation.DeprecationAnalyzer`.
+pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
+    for vs in &input.config.virtual_services {
+        let spec = &vs.resource.object.spec;
+        for route in spec
+            .get("http")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let percent = route
+                .pointer("/fault/delay/percent")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
+            if percent > 0.0 {
+                out.push(Finding::new(
+                    IST0002,
+                    Some(ResourceRef::of(vs.resource)),
+                    &detail(
+                        "HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage"
+                            .into(),
+                    ),
+                ));
+            }
+        }
+    }
+    for sc in &input.config.sidecars {
+        let spec = &sc.resource.object.spec;
+        if spec
+            .pointer("/outboundTrafficPolicy/egressProxy")
+            .is_some_and(|v| !v.is_null())
+        {
+            out.push(Finding::new(
+                IST0002,
+                Some(ResourceRef::of(sc.resource)),
+                &detail("OutboundTrafficPolicy.EgressProxy ignored".into()),
+            ));
+        }
+    }
+}

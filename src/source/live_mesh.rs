@@ -1,0 +1,55 @@
+//! The live reads of the mesh networks analyzer: when the `istio` ConfigMap has a `meshNetworks`
+//! key, the remote secrets (Secrets of `istio-system` labelled `istio/multiCluster=true`), whose
+//! key names are the clusters a network may take endpoints from. Only the key names are kept.
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, ListParams};
+
+use super::live::Cluster;
+use crate::istio::constants::{ISTIO_NAMESPACE, MULTI_CLUSTER_SECRET_LABEL};
+use crate::kube::snapshot::{Located, Object, SecretKeys, Snapshot};
+
+/// The name of this read in `Snapshot::unavailable` (and in the analyzer's `needs`): listing
+/// Secrets is not in docs/rbac.yaml, which only gets Gateways' Secrets by name.
+pub const REMOTE_SECRETS: &str = "remote secrets";
+
+/// Lists the remote secrets when there are mesh networks to check them against.
+pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
+    let has_networks = snapshot.config_maps.iter().any(|cm| {
+        cm.object.name() == "istio"
+            && cm
+                .object
+                .data
+                .as_ref()
+                .and_then(|d| d.get("meshNetworks"))
+                .is_some_and(|t| !t.trim().is_empty())
+    });
+    if !has_networks {
+        return;
+    }
+    let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ISTIO_NAMESPACE);
+    let params = ListParams::default().labels(&format!("{MULTI_CLUSTER_SECRET_LABEL}=true"));
+    match cluster.list_selected(api, &params).await {
+        Ok(items) => {
+            for secret in items {
+                let mut keys: Vec<String> = secret
+                    .data
+                    .iter()
+                    .flatten()
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                keys.sort();
+                snapshot.secrets.push(Located::new(SecretKeys {
+                    metadata: secret.metadata,
+                    type_: secret.type_.unwrap_or_default(),
+                    keys,
+                }));
+            }
+        }
+        Err(e) => {
+            snapshot
+                .unavailable
+                .insert(REMOTE_SECRETS, e.reason().to_string());
+        }
+    }
+}
