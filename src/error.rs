@@ -1,15 +1,64 @@
-//! The library's error type. Each variant carries enough context (which file and line, which
-//! resource, which server) for one clear message, and maps to one documented exit code.
+//! The library's error type. Each variant says what failed (a flag's value, a pod that is not in
+//! its namespace, a request the API server refused, a file that cannot be parsed at a line...),
+//! carries enough context for one clear message, knows its documented exit code
+//! ([`Error::exit_code`]) and renders itself, with the style sheet and its `source()` chain
+//! ([`Error::render`]).
 
 use std::path::PathBuf;
 
 use crate::exit;
+use crate::output::style::Styles;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A flag's (or an argument's) value cannot be used: `invalid --istiod-url "x": not a URL`.
+    #[error("invalid {what} {value:?}: {why}")]
+    InvalidValue {
+        /// The flag or argument, as the user wrote it: `--istiod-url`, `pod name`.
+        what: &'static str,
+        value: String,
+        why: String,
+    },
+
+    /// The command line cannot be understood otherwise: flags that do not go together, too
+    /// many of one, an unknown name.
     #[error("{0}")]
     Usage(String),
 
+    /// A kubeconfig file exists but cannot be read or merged with the others of `$KUBECONFIG`.
+    #[error("cannot {doing} kubeconfig {}: {source}", path.display())]
+    KubeconfigFile {
+        /// "read" or "merge".
+        doing: &'static str,
+        path: PathBuf,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+
+    /// No kubeconfig to use: none exists, the in-cluster configuration failed, or the one
+    /// there does not say which cluster to use.
+    #[error("{0}")]
+    Kubeconfig(String),
+
+    /// `--context NAME` names no context of the kubeconfig.
+    #[error(
+        "context {wanted:?} is not in the kubeconfig (its contexts: {}); check --context, or pass --kubeconfig",
+        listed(contexts)
+    )]
+    ContextNotFound {
+        wanted: String,
+        contexts: Vec<String>,
+    },
+
+    /// The Envoy given with `--envoy` (or `$MESH_DOCTOR_ENVOY`) cannot be started.
+    #[error("cannot run envoy at {}: {source}", path.display())]
+    EnvoyNotRunnable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// An input file cannot be read at all.
     #[error("cannot read {path}: {source}")]
     ReadInput {
         path: PathBuf,
@@ -17,15 +66,36 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// An input cannot be parsed: `location` is `file:line` (or `file:line:column`).
     #[error("{location}: {message}")]
     Parse { location: String, message: String },
 
+    /// The pod asked about is not in its namespace.
+    #[error("pod {pod} not found in namespace {namespace}")]
+    PodNotFound { pod: String, namespace: String },
+
+    /// The input is readable but not what the command needs (nothing to analyse, no proxy of
+    /// that name, a pod without a pilot-agent proxy).
     #[error("{0}")]
     Data(String),
 
     #[error("cannot reach the Kubernetes API server {server}: {message}")]
     Unreachable { server: String, message: String },
 
+    /// The API server refused a request the command cannot do without.
+    #[error("{0}")]
+    AccessDenied(Box<Denied>),
+
+    /// The namespace the command is scoped to does not exist.
+    #[error("namespace {namespace} does not exist on {cluster} ({server}); nothing was analysed")]
+    NamespaceNotFound {
+        namespace: String,
+        cluster: String,
+        server: String,
+    },
+
+    /// Anything else about the cluster that ends the command (a failed request, no istiod,
+    /// nothing readable).
     #[error("{0}")]
     Cluster(String),
 
@@ -40,18 +110,181 @@ pub enum Error {
     Internal(String),
 }
 
+/// A refused request: who refused what to whom.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot {verb} {resource}{} on {cluster}: {reason}{}",
+    namespace.as_ref().map(|ns| format!(" in namespace {ns}")).unwrap_or_default(),
+    hint.map(|h| format!("; {h}")).unwrap_or_default()
+)]
+pub struct Denied {
+    /// The Kubernetes verb: `get`, `list`.
+    pub verb: &'static str,
+    /// What was asked for: `pods`, `pod web-1`, `istiod's pods (app=istiod)`.
+    pub resource: String,
+    pub namespace: Option<String>,
+    /// The kubeconfig context (or the server) asked.
+    pub cluster: String,
+    /// What the API server answered.
+    pub reason: String,
+    /// What the user can do instead.
+    pub hint: Option<&'static str>,
+}
+
+fn listed(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
 impl Error {
-    /// The exit code this error ends the process with.
+    /// The exit code this error ends the process with (one of `exit::TABLES`' codes).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) => exit::USAGE,
-            Error::ReadInput { .. } | Error::Parse { .. } | Error::Data(_) => exit::DATA,
-            Error::Unreachable { .. } | Error::Cluster(_) | Error::Deadline { .. } => {
-                exit::UNAVAILABLE
-            }
+            Error::InvalidValue { .. }
+            | Error::Usage(_)
+            | Error::KubeconfigFile { .. }
+            | Error::Kubeconfig(_)
+            | Error::ContextNotFound { .. }
+            | Error::EnvoyNotRunnable { .. } => exit::USAGE,
+            Error::ReadInput { .. }
+            | Error::Parse { .. }
+            | Error::PodNotFound { .. }
+            | Error::Data(_) => exit::DATA,
+            Error::Unreachable { .. }
+            | Error::AccessDenied(_)
+            | Error::NamespaceNotFound { .. }
+            | Error::Cluster(_)
+            | Error::Deadline { .. } => exit::UNAVAILABLE,
             Error::Output(_) | Error::Internal(_) => exit::UNEXPECTED,
+        }
+    }
+
+    /// Whether the error is about the kubeconfig or the command line, so that a hint about
+    /// another way to run the command helps (`analyze` adds "or analyse files only with -f").
+    pub fn is_usage(&self) -> bool {
+        self.exit_code() == exit::USAGE
+    }
+
+    /// The message for stderr: `error: <what failed>`, then every cause of the `source()` chain
+    /// that the message does not already say, one per line.
+    pub fn render(&self, styles: &Styles) -> String {
+        let mut said = self.to_string();
+        let mut out = format!("{} {said}", styles.paint(styles.error, "error:"));
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !said.contains(&text) {
+                out.push_str(&format!(
+                    "\n  {} {text}",
+                    styles.paint(styles.dim, "caused by:")
+                ));
+                said.push_str(&text);
+            }
+            source = cause.source();
+        }
+        out
+    }
+
+    /// The same error with a hint appended to its message (for the errors whose message is
+    /// free text); other variants are returned as they are.
+    pub fn with_hint(self, hint: &str) -> Error {
+        match self {
+            Error::Usage(m) => Error::Usage(format!("{m}; {hint}")),
+            Error::Kubeconfig(m) => Error::Kubeconfig(format!("{m}; {hint}")),
+            Error::ContextNotFound { .. } | Error::KubeconfigFile { .. } => {
+                Error::Kubeconfig(format!("{self}; {hint}"))
+            }
+            other => other,
         }
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_variant_says_what_failed_and_its_code() {
+        let cases = [
+            (
+                Error::InvalidValue {
+                    what: "--istiod-url",
+                    value: "ftp://x".into(),
+                    why: "ftp is not supported, use http://".into(),
+                },
+                "invalid --istiod-url \"ftp://x\": ftp is not supported, use http://",
+                exit::USAGE,
+            ),
+            (
+                Error::PodNotFound {
+                    pod: "web".into(),
+                    namespace: "shop".into(),
+                },
+                "pod web not found in namespace shop",
+                exit::DATA,
+            ),
+            (
+                Error::AccessDenied(Box::new(Denied {
+                    verb: "get",
+                    resource: "pod web".into(),
+                    namespace: Some("shop".into()),
+                    cluster: "kind-a".into(),
+                    reason: "pods \"web\" is forbidden".into(),
+                    hint: None,
+                })),
+                "cannot get pod web in namespace shop on kind-a: pods \"web\" is forbidden",
+                exit::UNAVAILABLE,
+            ),
+            (
+                Error::ContextNotFound {
+                    wanted: "nope".into(),
+                    contexts: vec!["local".into()],
+                },
+                "context \"nope\" is not in the kubeconfig (its contexts: local); check --context, or pass --kubeconfig",
+                exit::USAGE,
+            ),
+            (
+                Error::Parse {
+                    location: "a.yaml:3".into(),
+                    message: "bad".into(),
+                },
+                "a.yaml:3: bad",
+                exit::DATA,
+            ),
+        ];
+        for (error, message, code) in cases {
+            assert_eq!(error.to_string(), message);
+            assert_eq!(error.exit_code(), code, "{message}");
+            assert_eq!(
+                error.render(&Styles::new(false)),
+                format!("error: {message}")
+            );
+        }
+    }
+
+    #[test]
+    fn render_adds_the_causes_the_message_does_not_say() {
+        let io = std::io::Error::other("disk full");
+        let said = Error::Output(io);
+        assert_eq!(
+            said.render(&Styles::new(false)),
+            "error: cannot write output: disk full"
+        );
+        let read = Error::ReadInput {
+            path: "x.yaml".into(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+        };
+        assert_eq!(
+            read.render(&Styles::new(false)),
+            "error: cannot read x.yaml: no such file"
+        );
+        let colored = read.render(&Styles::new(true));
+        assert!(colored.starts_with("\u{1b}["), "{colored:?}");
+        assert!(colored.ends_with("cannot read x.yaml: no such file"));
+    }
+}

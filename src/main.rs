@@ -29,7 +29,7 @@ fn main() -> ExitCode {
             return match result {
                 Ok(code) => ExitCode::from(code),
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    eprintln!("{}", e.render(&Styles::new(false)));
                     ExitCode::from(e.exit_code())
                 }
             };
@@ -111,7 +111,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("{} {e}", err_styles.paint(err_styles.error, "error:"));
+            eprintln!("{}", e.render(&err_styles));
             ExitCode::from(e.exit_code())
         }
     }

@@ -631,7 +631,11 @@ fn envoy_binary() -> PathBuf {
 }
 
 fn envoy_verdict(envoy: &Path, file: &Path) -> EnvoyVerdict {
-    run_envoy(envoy, file, Duration::from_secs(60))
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run_envoy(envoy, file, Duration::from_secs(60)))
         .unwrap_or_else(|e| panic!("envoy --mode validate {}: {e}", file.display()))
 }
 

@@ -11,8 +11,7 @@ use crate::source::live::Connection;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 
-const AFTER_HELP: &str = concat!(
-    "\
+const AFTER_HELP_TEXT: &str = "\
 Examples:
   # Why is this pod not meshed, crashing, or stuck at 1/2?
   kubectl mesh-doctor pod web-7d4b9 -n shop
@@ -39,9 +38,7 @@ Examples:
   # client, istiod and proxy versions
   kubectl mesh-doctor version
 
-",
-    crate::exit_codes_help!()
-);
+";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +46,7 @@ Examples:
     bin_name = "kubectl mesh-doctor",
     version,
     about = ABOUT,
-    after_help = AFTER_HELP,
+    after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::ANALYZE),
     propagate_version = true,
     max_term_width = 100
 )]

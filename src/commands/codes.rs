@@ -46,7 +46,7 @@ pub fn run(args: CodesArgs) -> Result<u8> {
             if args.output == CodesFormat::Yaml {
                 crate::formats::yaml_write::to_string(&value)
             } else {
-                format!("{}\n", crate::output::findings::pretty_json(&value))
+                format!("{}\n", crate::output::json::pretty_json(&value))
             }
         }
         CodesFormat::Text => {

@@ -20,12 +20,12 @@ use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
-use crate::output::findings::pretty_json;
+use crate::output::json::pretty_json;
 use crate::output::write;
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP_TEXT: &str = "\
 Examples:
   kubectl mesh-doctor version
   kubectl mesh-doctor version --client
@@ -39,11 +39,7 @@ every Running pod with an istio-proxy container (a sidecar or a gateway; Pending
 deleted pods are not counted), grouped by the version of that container's image, in every
 namespace or, with -n, in that namespace.
 
-Exit codes:
-  0   versions printed (what could not be read is named on stderr)
-  64  usage error
-  69  cluster unreachable, or nothing could be read from it (the client version is still printed)
-  1   anything unexpected";
+";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum VersionFormat {
@@ -57,7 +53,7 @@ pub enum VersionFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::VERSION))]
 pub struct VersionArgs {
     /// Print only the client version (no cluster is contacted)
     #[arg(long)]
@@ -243,30 +239,13 @@ pub fn data_plane(pods: &[Pod]) -> Vec<DataPlane> {
     rows
 }
 
+/// The rows as a plain table, indented by two spaces (the first row is the header).
 fn table(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
+    let mut table = crate::output::table::plain(false);
     for row in rows {
-        let mut line = String::from("  ");
-        for (i, cell) in row.iter().enumerate() {
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        table.add_row(row);
     }
-    out
+    crate::output::table::render(table, "  ", 2)
 }
 
 /// The text output.
@@ -462,7 +441,7 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
     let data = part(pods, &mut unreachable).map(|p| data_plane(&p));
     match unreachable {
         Some(other @ (ListError::Failed(_) | ListError::Deadline(_))) => {
-            return Err(cluster.error(other, "reading the versions"));
+            return Err(cluster.error(other, "get", "the versions", None));
         }
         Some(other) => return Err(cluster.unreachable(other.reason().to_string())),
         None => {}

@@ -442,15 +442,6 @@ fn log_evidence(m: &LogMatch) -> Evidence {
     )
 }
 
-fn human_seconds(s: u64) -> String {
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{}h", s / 86400, (s % 86400) / 3600),
-    }
-}
-
 /// "Running", "Waiting: CrashLoopBackOff", "Terminated: Error (exit code 1)".
 pub fn container_state(status: &ContainerStatus) -> String {
     let Some(state) = status.state.as_ref() else {

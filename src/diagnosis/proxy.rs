@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::envoy::logs;
+use crate::formats::duration::human_duration;
 use crate::kube::init;
 
 impl<'a> Builder<'a> {
@@ -173,7 +174,7 @@ impl<'a> Builder<'a> {
                 .or_else(|| sidecar::pod_age_seconds(self.pod, now))
         });
         let since = age
-            .map(|a| format!(" {}s ago", a.max(0)))
+            .map(|a| format!(" {} ago", human_duration(a.max(0))))
             .unwrap_or_default();
         let what = if running {
             format!("istio-proxy started{since} and is not ready yet")
@@ -611,7 +612,7 @@ impl<'a> Builder<'a> {
                     "state {}{}{}",
                     info.state,
                     info.uptime_seconds
-                        .map(|s| format!(", up {}", human_seconds(s)))
+                        .map(|s| format!(", up {}", human_duration(s as i64)))
                         .unwrap_or_default(),
                     info.release()
                         .map(|r| format!(", Envoy {r}"))
@@ -752,7 +753,10 @@ impl<'a> Builder<'a> {
         {
             self.evidence.push(evidence(
                 "/server_info",
-                format!("the proxy started {uptime}s ago: if it is just starting, run this again in a few seconds"),
+                format!(
+                    "the proxy started {} ago: if it is just starting, run this again in a few seconds",
+                    human_duration(uptime as i64)
+                ),
             ));
         }
         for m in &cp {

@@ -127,16 +127,7 @@ impl LogScan {
             .rev()
             .filter(|l| !l.trim().is_empty())
             .take(5)
-            .map(|l| {
-                let collapsed = logs::collapse(l);
-                if collapsed.chars().count() > 300 {
-                    let mut cut: String = collapsed.chars().take(300).collect();
-                    cut.push('…');
-                    cut
-                } else {
-                    collapsed
-                }
-            })
+            .map(|l| crate::formats::text::truncate(&crate::formats::text::collapse(l), 300))
             .collect::<Vec<_>>()
             .into_iter()
             .rev()

@@ -234,7 +234,7 @@ pub struct LogMatch {
 
 /// Collapses runs of whitespace to one space.
 pub fn collapse(line: &str) -> String {
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::formats::text::collapse(line)
 }
 
 /// The level of an Envoy line (`[ts][tid][level][logger] ...`) or a pilot-agent line
@@ -261,12 +261,7 @@ fn is_quiet(level: Option<&str>) -> bool {
 }
 
 fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max).collect();
-    out.push('…');
-    out
+    crate::formats::text::truncate(text, max)
 }
 
 /// The error text of a line: Envoy's `` error `...` initializing config `` backtick part,

@@ -148,6 +148,64 @@ pub fn show_duration(d: Duration) -> String {
     out
 }
 
+/// An age or an elapsed time as kubectl shows one (its HumanDuration): `45s`, `2m5s`, `17m`,
+/// `5h3m`, `30h`, `3d4h`, `400d`, `2y10d`. Every age and uptime the tool prints is written so.
+pub fn human_duration(seconds: i64) -> String {
+    if seconds < -1 {
+        return "<invalid>".to_string();
+    }
+    if seconds < 0 {
+        return "0s".to_string();
+    }
+    if seconds < 120 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    }
+    if minutes < 180 {
+        return format!("{minutes}m");
+    }
+    let hours = seconds / 3600;
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let d = (hours / 24) % 365;
+        return if d == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{d}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
 /// `number` (decimal digits with at most one `.`) times `nanos_per_unit` nanoseconds, exactly:
 /// `None` when it is not a number, `Some(None)` when it exceeds [`MAX_DURATION`].
 fn scaled(number: &str, nanos_per_unit: u128) -> Option<Option<Duration>> {
@@ -185,6 +243,17 @@ fn scaled(number: &str, nanos_per_unit: u128) -> Option<Option<Duration>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kubectl_durations() {
+        assert_eq!(human_duration(45), "45s");
+        assert_eq!(human_duration(125), "2m5s");
+        assert_eq!(human_duration(600), "10m");
+        assert_eq!(human_duration(3 * 3600 + 120), "3h2m");
+        assert_eq!(human_duration(30 * 3600), "30h");
+        assert_eq!(human_duration(3 * 86400 + 4 * 3600), "3d4h");
+        assert_eq!(human_duration(400 * 86400), "400d");
+    }
 
     #[test]
     fn durations() {

@@ -30,14 +30,40 @@ pub fn name_list(noun: &str, names: &[String]) -> String {
     format!("{noun} {}", join_names(names))
 }
 
-/// The text on one line (every run of whitespace one space), cut to `max` characters with `…`.
+/// The text on one line: every run of whitespace (newlines too) one space, none at the ends.
+pub fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first `keep` characters of the text and `…` when it is longer; the text itself otherwise.
+/// The one truncation every message and column uses.
+pub fn truncate(text: &str, keep: usize) -> String {
+    match text.char_indices().nth(keep) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+/// The text on one line ([`collapse`]), at most `max` characters wide: cut with `…` when longer.
 pub fn one_line(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = collapse(text);
     if line.chars().count() > max {
-        let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
+        truncate(&line, max.saturating_sub(1))
     } else {
         line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_keeps_characters_not_bytes() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("abcd", 3), "abc…");
+        assert_eq!(truncate("ééé", 2), "éé…");
+        assert_eq!(one_line("a\n  b   c", 4), "a b…");
+        assert_eq!(one_line("a\n  b", 4), "a b");
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use crate::findings::Finding;
 use crate::findings::messages::Level;
 use crate::findings::report::Skipped;
+use crate::output::json::pretty_json;
 use crate::output::style::Styles;
 
 /// The output formats of `analyze`.
@@ -145,11 +146,6 @@ fn to_value(findings: &[&Finding], show_cluster: bool, coverage: &Coverage) -> V
     Value::Array(items)
 }
 
-/// JSON as every command prints it: indented with two spaces (docs/cli.md).
-pub fn pretty_json(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-}
-
 fn sarif_level(level: Level) -> &'static str {
     match level {
         Level::Error => "error",
@@ -235,7 +231,7 @@ pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
             "results": results,
         }],
     });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let mut text = pretty_json(&doc);
     text.push('\n');
     text
 }

@@ -35,6 +35,33 @@ impl ColorChoice {
     }
 }
 
+/// What a piece of output means, for its color: the one list of meanings every renderer picks
+/// from, in text ([`Styles::tone`]) and in tables ([`Tone::table_color`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    /// Healthy, synced, matching: green.
+    Ok,
+    /// Worth a look: yellow.
+    Warning,
+    /// Broken: bold red.
+    Error,
+    /// Not in play (a pod not running): grey.
+    Dim,
+}
+
+impl Tone {
+    /// The tone's color in a table cell, and whether the cell is bold.
+    pub fn table_color(self) -> (comfy_table::Color, bool) {
+        use comfy_table::Color;
+        match self {
+            Tone::Ok => (Color::Green, false),
+            Tone::Warning => (Color::Yellow, false),
+            Tone::Error => (Color::Red, true),
+            Tone::Dim => (Color::DarkGrey, false),
+        }
+    }
+}
+
 /// The palette. With colors off every style is plain, so renderers never branch on color.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Styles {
@@ -68,6 +95,15 @@ impl Styles {
             Level::Error => self.error,
             Level::Warning => self.warning,
             Level::Info => self.info,
+        }
+    }
+
+    pub fn tone(&self, tone: Tone) -> Style {
+        match tone {
+            Tone::Ok => self.ok,
+            Tone::Warning => self.warning,
+            Tone::Error => self.error,
+            Tone::Dim => self.dim,
         }
     }
 

@@ -62,15 +62,7 @@ impl HttpResponse {
 
     /// The start of the body on one line, for error messages.
     pub fn snippet(&self) -> String {
-        let text = self.text();
-        let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        if line.chars().count() > 160 {
-            let mut cut: String = line.chars().take(160).collect();
-            cut.push('…');
-            cut
-        } else {
-            line
-        }
+        crate::formats::text::truncate(&crate::formats::text::collapse(&self.text()), 160)
     }
 }
 
@@ -314,7 +306,7 @@ fn classify_kube(error: &kube::Error) -> ProbeError {
 
 /// Sorts the message the kubelet sends on a port's error channel.
 fn classify_forward_message(message: String) -> ProbeError {
-    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let message = crate::formats::text::collapse(&message);
     if message.to_ascii_lowercase().contains("connection refused") {
         ProbeError::Refused(message)
     } else {

@@ -106,12 +106,17 @@ pub fn load_kubeconfig(explicit: Option<&Path>) -> Result<Option<Kubeconfig>> {
             tracing::debug!(path = %path.display(), "kubeconfig file does not exist, skipped");
             continue;
         }
-        let config = Kubeconfig::read_from(path)
-            .map_err(|e| Error::Usage(format!("cannot read kubeconfig {}: {e}", path.display())))?;
+        let config = Kubeconfig::read_from(path).map_err(|source| Error::KubeconfigFile {
+            doing: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
         merged = Some(match merged {
             None => config,
-            Some(m) => m.merge(config).map_err(|e| {
-                Error::Usage(format!("cannot merge kubeconfig {}: {e}", path.display()))
+            Some(m) => m.merge(config).map_err(|source| Error::KubeconfigFile {
+                doing: "merge",
+                path: path.to_path_buf(),
+                source,
             })?,
         });
     }
@@ -143,7 +148,7 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
         }
         None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() && context.is_none() => {
             Config::incluster().map_err(|e| {
-                Error::Usage(format!(
+                Error::Kubeconfig(format!(
                     "no kubeconfig file exists and the in-cluster configuration failed: {e}"
                 ))
             })?
@@ -153,7 +158,7 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect();
-            return Err(Error::Usage(format!(
+            return Err(Error::Kubeconfig(format!(
                 "no kubeconfig: none of {} exists. Set KUBECONFIG or pass --kubeconfig",
                 if paths.is_empty() {
                     "$KUBECONFIG, ~/.kube/config".to_string()
@@ -290,13 +295,14 @@ fn kubeconfig_error(message: &str, context: Option<&str>, names: &[String]) -> E
         names.join(", ")
     };
     match context {
-        Some(wanted) if !names.iter().any(|n| n == wanted) => Error::Usage(format!(
-            "context {wanted:?} is not in the kubeconfig (its contexts: {listed}); check --context, or pass --kubeconfig"
-        )),
-        _ if names.is_empty() => Error::Usage(format!(
+        Some(wanted) if !names.iter().any(|n| n == wanted) => Error::ContextNotFound {
+            wanted: wanted.to_string(),
+            contexts: names.to_vec(),
+        },
+        _ if names.is_empty() => Error::Kubeconfig(format!(
             "no usable kubeconfig: {message}; it has no context: pass --kubeconfig or set KUBECONFIG"
         )),
-        _ => Error::Usage(format!(
+        _ => Error::Kubeconfig(format!(
             "no usable kubeconfig: {message}; choose a context with --context NAME (its contexts: {listed}), or pass --kubeconfig"
         )),
     }
@@ -479,13 +485,33 @@ impl Cluster {
         ))
     }
 
-    /// The error that ends the command for a failed read (`what`: "listing pods").
-    pub fn error(&self, e: ListError, what: &str) -> Error {
+    /// The error that ends the command for a failed request: `verb` (`get`, `list`) on
+    /// `resource` (`pods`, `pod web-1`), in `namespace` when the request was namespaced.
+    pub fn error(
+        &self,
+        e: ListError,
+        verb: &'static str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> Error {
+        let doing = match verb {
+            "get" => "reading",
+            "list" => "listing",
+            other => other,
+        };
+        let what = match namespace {
+            Some(ns) => format!("{doing} {resource} in {ns}"),
+            None => format!("{doing} {resource}"),
+        };
         match e {
-            ListError::Denied(reason) => Error::Cluster(format!(
-                "{what} on {} ({}) was refused: {reason}",
-                self.name, self.server
-            )),
+            ListError::Denied(reason) => Error::AccessDenied(Box::new(crate::error::Denied {
+                verb,
+                resource: resource.to_string(),
+                namespace: namespace.map(str::to_string),
+                cluster: format!("{} ({})", self.name, self.server),
+                reason,
+                hint: None,
+            })),
             ListError::Unreachable(reason) => self.unreachable(format!("{what}: {reason}")),
             ListError::Failed(reason) => self.failed(format!("{what}: {reason}")),
             ListError::Deadline(_) => Error::Deadline {
@@ -620,10 +646,11 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     if let (Some(name), Ok(found)) = (ns, &namespaces)
         && found.is_empty()
     {
-        return Err(Error::Cluster(format!(
-            "namespace {name} does not exist on {} ({}); nothing was analysed",
-            cluster.name, cluster.server
-        )));
+        return Err(Error::NamespaceNotFound {
+            namespace: name.to_string(),
+            cluster: cluster.name.clone(),
+            server: cluster.server.clone(),
+        });
     }
     take!(namespaces, "namespaces", |items| snapshot.namespaces =
         located(
@@ -715,10 +742,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     }
 
     if let Some(kind) = late {
-        return Err(cluster.error(
-            ListError::Deadline(String::new()),
-            &format!("reading {kind}"),
-        ));
+        return Err(cluster.error(ListError::Deadline(String::new()), "list", kind, ns));
     }
     if let Some(reason) = unreachable {
         return Err(cluster.unreachable(reason));

@@ -76,7 +76,7 @@ fn is_cut_off(text: &str) -> bool {
 
 /// Whitespace runs (newlines too) as single spaces: an error is one line.
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::formats::text::collapse(text)
 }
 
 /// At most 200 characters of a server-provided text.

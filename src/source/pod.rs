@@ -78,9 +78,11 @@ pub fn pod_name(text: &str) -> Result<&str> {
         .or_else(|| text.strip_prefix("pods/"))
         .unwrap_or(text);
     if name.is_empty() || name.contains('/') {
-        return Err(Error::Usage(format!(
-            "invalid pod name {text:?}: give NAME or pod/NAME, and the namespace with -n"
-        )));
+        return Err(Error::InvalidValue {
+            what: "pod name",
+            value: text.to_string(),
+            why: "give NAME or pod/NAME, and the namespace with -n".to_string(),
+        });
     }
     Ok(name)
 }
@@ -90,15 +92,12 @@ pub async fn get_pod(cluster: &Cluster, namespace: &str, name: &str) -> Result<P
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
     match cluster.get_opt(api, name).await {
         Ok(Some(pod)) => Ok(pod),
-        Ok(None) => Err(Error::Data(format!(
-            "pod {name} not found in namespace {namespace}"
-        ))),
-        Err(ListError::Denied(reason)) => Err(Error::Cluster(format!(
-            "cannot read pod {namespace}/{name} on {}: {reason}",
-            cluster.name
-        ))),
+        Ok(None) => Err(Error::PodNotFound {
+            pod: name.to_string(),
+            namespace: namespace.to_string(),
+        }),
         Err(ListError::Unreachable(reason)) => Err(cluster.unreachable(reason)),
-        Err(other) => Err(cluster.error(other, &format!("reading pod {namespace}/{name}"))),
+        Err(other) => Err(cluster.error(other, "get", &format!("pod {name}"), Some(namespace))),
     }
 }
 

@@ -21,8 +21,7 @@ use crate::output::write;
 use crate::request::Global;
 use crate::source::files::{self, FileOptions};
 
-const AFTER_HELP: &str = concat!(
-    "\
+const AFTER_HELP_TEXT: &str = "\
 Examples:
   # rendered manifests in CI: fails (exit 79) on any Warning or Error
   kubectl mesh-doctor analyze -f k8s/ -R
@@ -60,12 +59,10 @@ admin port and 15021, the istio-proxy logs), 16 at a time, and their runtime fin
 added: MD0101 bootstrap crash, MD0102 waiting for istiod, MD0104-MD0107. A progress line is
 shown on a terminal. --no-probe turns this off (no port-forward, no log reads).
 
-",
-    crate::exit_codes_help!()
-);
+";
 
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::ANALYZE))]
 pub struct AnalyzeArgs {
     /// Manifest files or directories to analyse ("-" reads stdin); repeatable
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
@@ -253,12 +250,12 @@ pub async fn run(args: AnalyzeArgs, global: &Global) -> Result<u8> {
             crate::source::live::snapshot_for_analyze(global, args.all_namespaces)
                 .await
                 .map_err(|e| match e {
-                    Error::Usage(message) if paths.is_empty() => Error::Usage(format!(
-                        "{message}; or analyse manifest files only with -f FILE"
-                    )),
-                    Error::Usage(message) => Error::Usage(format!(
-                        "{message}; or analyse the files alone with --use-kube=false"
-                    )),
+                    e if e.is_usage() && paths.is_empty() => {
+                        e.with_hint("or analyse manifest files only with -f FILE")
+                    }
+                    e if e.is_usage() => {
+                        e.with_hint("or analyse the files alone with --use-kube=false")
+                    }
                     other => other,
                 })?;
     }

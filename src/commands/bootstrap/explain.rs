@@ -11,7 +11,9 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use clap::Args;
-use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
+use comfy_table::{Cell, Table};
+
+use crate::output::style::Tone;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::Api;
 use serde_json::Value;
@@ -29,7 +31,7 @@ use crate::formats::text::one_line;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
-use crate::output::findings::pretty_json;
+use crate::output::json::pretty_json;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::url_encode;
@@ -38,7 +40,7 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use crate::source::pod::get_pod;
 
-pub const EXPLAIN_AFTER_HELP: &str = "\
+pub const EXPLAIN_AFTER_HELP_TEXT: &str = "\
 What it shows, each with its value, its source and a check:
   node.id          <type>~<pod IP>~<pod name>.<namespace>~<domain>: the proxy type from
                    `pilot-agent proxy <type>`, INSTANCE_IP (status.podIP), POD_NAME,
@@ -66,13 +68,7 @@ Examples:
   kubectl mesh-doctor bootstrap explain pod/web-7d4b9 -n shop -o json
   kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop --direct --probe-timeout 2s
 
-Exit codes:
-  0   no check failed at Error level (warnings and live differences alone pass)
-  79  a check failed at Error level (with every -o format)
-  64  usage error
-  65  the pod does not exist in the namespace, or has no pilot-agent istio-proxy
-  69  cluster unreachable, or the pod cannot be read (access denied)
-  1   anything unexpected";
+";
 
 /// Values longer than this are cut in the text output (`-o json` has them whole).
 const VALUE_WIDTH: usize = 64;
@@ -338,45 +334,23 @@ fn json_text(explanation: &Explanation) -> String {
     text
 }
 
-fn status_color(status: Status) -> Option<Color> {
+fn status_color(status: Status) -> Option<Tone> {
     match status {
-        Status::Ok => Some(Color::Green),
+        Status::Ok => Some(Tone::Ok),
         Status::Info => None,
-        Status::Unknown | Status::Warning => Some(Color::Yellow),
-        Status::Error => Some(Color::Red),
+        Status::Unknown | Status::Warning => Some(Tone::Warning),
+        Status::Error => Some(Tone::Error),
     }
 }
 
 fn new_table(colored: bool, header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if colored {
-        table.enforce_styling();
-    } else {
-        table.force_no_tty();
-    }
-    table.set_header(header.iter().map(|h| {
-        let cell = Cell::new(h);
-        if colored {
-            cell.add_attribute(Attribute::Bold)
-        } else {
-            cell
-        }
-    }));
+    let mut table = crate::output::table::plain(colored);
+    crate::output::table::header(&mut table, header, colored);
     table
 }
 
-fn colored_cell(text: String, color: Option<Color>, colored: bool) -> Cell {
-    let mut cell = Cell::new(text);
-    if colored && let Some(color) = color {
-        cell = cell.fg(color);
-        if color == Color::Red {
-            cell = cell.add_attribute(Attribute::Bold);
-        }
-    }
-    cell
+fn colored_cell(text: String, tone: Option<Tone>, colored: bool) -> Cell {
+    crate::output::table::cell(text, tone, colored)
 }
 
 /// `ok: a type istiod knows`, `error: ConfigMap not found`, `-`.
@@ -516,8 +490,8 @@ pub fn text(e: &Explanation, colored: bool) -> String {
         let mut table = new_table(colored, &["FIELD", "EXPECTED", "LIVE", "RESULT"]);
         for f in &e.live.fields {
             let (result, color) = match f.matches {
-                Some(true) => ("match", Some(Color::Green)),
-                Some(false) => ("differs", Some(Color::Yellow)),
+                Some(true) => ("match", Some(Tone::Ok)),
+                Some(false) => ("differs", Some(Tone::Warning)),
                 None => ("not compared", None),
             };
             let shown = |v: &str| {

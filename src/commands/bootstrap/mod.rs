@@ -10,16 +10,17 @@ pub mod explanation;
 pub mod inputs;
 pub mod overlay;
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Command;
 
 use crate::envoy::bootstrap::{self, Format, Problem};
 use crate::error::{Error, Result};
@@ -27,7 +28,8 @@ use crate::exit;
 use crate::findings::messages::{self, DOCS_BASE, Level};
 use crate::findings::{Finding, ResourceRef};
 use crate::formats::duration::parse_duration;
-use crate::output::findings::{finding_value, pretty_json};
+use crate::output::findings::finding_value;
+use crate::output::json::pretty_json;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
@@ -38,7 +40,7 @@ pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
 /// Envoy output beyond this is read and dropped.
 const OUTPUT_CAP: usize = 4 << 20;
 
-const VALIDATE_AFTER_HELP: &str = "\
+const VALIDATE_AFTER_HELP_TEXT: &str = "\
 Checks (each problem is a finding with the JSON path into the document and its line):
   MD0301  ADS, CDS and LDS gRPC clusters exist among the static (non-EDS) clusters
   MD0302  no two static clusters share a name
@@ -66,12 +68,7 @@ Examples:
   # a custom bootstrap from stdin, with a specific Envoy, as JSON for CI
   kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json < custom.yaml
 
-Exit codes:
-  0   no finding at or above the failure threshold (default: Warning, as in every command)
-  79  findings at or above the failure threshold (with every -o format)
-  64  usage error (also: the Envoy given with --envoy cannot be run)
-  65  the file cannot be read at all (missing, unreadable, not UTF-8 text)
-  1   anything unexpected";
+";
 
 #[derive(Debug, Args)]
 pub struct BootstrapArgs {
@@ -82,11 +79,11 @@ pub struct BootstrapArgs {
 #[derive(Debug, Subcommand)]
 pub enum BootstrapCommand {
     /// Check an Envoy bootstrap (JSON or YAML) for the mistakes that crash istio-proxy at start
-    #[command(after_help = VALIDATE_AFTER_HELP)]
+    #[command(after_help = crate::exit::after_help(VALIDATE_AFTER_HELP_TEXT, &crate::exit::BOOTSTRAP_VALIDATE))]
     Validate(ValidateArgs),
     /// Where each part of a live pod's bootstrap comes from (node.id, metadata, token, root
     /// certificate, bootstrapOverride), checked and compared with its running Envoy
-    #[command(after_help = explain::EXPLAIN_AFTER_HELP)]
+    #[command(after_help = crate::exit::after_help(explain::EXPLAIN_AFTER_HELP_TEXT, &crate::exit::BOOTSTRAP_EXPLAIN))]
     Explain(explain::ExplainArgs),
 }
 
@@ -136,7 +133,7 @@ pub enum OutputFormat {
 
 pub async fn run(args: BootstrapArgs, global: &Global) -> Result<u8> {
     match args.command {
-        BootstrapCommand::Validate(args) => validate(args, global),
+        BootstrapCommand::Validate(args) => validate(args, global).await,
         BootstrapCommand::Explain(args) => explain::run(args, global).await,
     }
 }
@@ -197,7 +194,7 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
+async fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
     let stdin = args.file.as_os_str() == "-";
     let shown: Arc<str> = if stdin {
         Arc::from("<stdin>")
@@ -222,15 +219,17 @@ fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
             Some(binary) => {
                 let input =
                     EnvoyInput::prepare(&args.file, stdin, &text, format, parsed.as_ref().ok());
-                match input
-                    .and_then(|input| run_envoy(&binary.path, input.path(), args.envoy_timeout))
-                {
+                let verdict = match input {
+                    Ok(input) => run_envoy(&binary.path, input.path(), args.envoy_timeout).await,
+                    Err(e) => Err(e),
+                };
+                match verdict {
                     Ok(verdict) => Some(verdict),
                     Err(e) if binary.explicit && e.kind() != io::ErrorKind::TimedOut => {
-                        return Err(Error::Usage(format!(
-                            "cannot run envoy at {}: {e}",
-                            binary.path.display()
-                        )));
+                        return Err(Error::EnvoyNotRunnable {
+                            path: binary.path.clone(),
+                            source: e,
+                        });
                     }
                     Err(e) => {
                         envoy_error = Some(format!(
@@ -485,7 +484,7 @@ fn sort_keys(map: &mut Map<String, Value>) {
 /// so Envoy validates exactly what the checks read.
 enum EnvoyInput {
     Original(PathBuf),
-    Copy(TempFile),
+    Copy(tempfile::NamedTempFile),
 }
 
 impl EnvoyInput {
@@ -501,65 +500,37 @@ impl EnvoyInput {
         let named_yaml = lower.ends_with(".yaml") || lower.ends_with(".yml");
         match (format, parsed) {
             (Format::Json, _) if !stdin && named_json => Ok(EnvoyInput::Original(file.into())),
-            (Format::Json, _) => TempFile::write(text.as_bytes(), "json").map(EnvoyInput::Copy),
+            (Format::Json, _) => temp_copy(text.as_bytes(), "json").map(EnvoyInput::Copy),
             (Format::Yaml, Some(doc)) => {
                 let json = serde_json::to_vec_pretty(&doc.value).map_err(io::Error::other)?;
-                TempFile::write(&json, "json").map(EnvoyInput::Copy)
+                temp_copy(&json, "json").map(EnvoyInput::Copy)
             }
             (Format::Yaml, None) if !stdin && named_yaml => Ok(EnvoyInput::Original(file.into())),
-            (Format::Yaml, None) => TempFile::write(text.as_bytes(), "yaml").map(EnvoyInput::Copy),
+            (Format::Yaml, None) => temp_copy(text.as_bytes(), "yaml").map(EnvoyInput::Copy),
         }
     }
 
     fn path(&self) -> &Path {
         match self {
             EnvoyInput::Original(path) => path,
-            EnvoyInput::Copy(temp) => &temp.path,
+            EnvoyInput::Copy(temp) => temp.path(),
         }
     }
 }
 
-/// A file in the temporary directory, removed when dropped.
-struct TempFile {
-    path: PathBuf,
-}
-
-impl TempFile {
-    fn write(contents: &[u8], extension: &str) -> io::Result<TempFile> {
-        let dir = std::env::temp_dir();
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for attempt in 0..100u32 {
-            let path = dir.join(format!(
-                "mesh-doctor-bootstrap-{}-{nanos}-{attempt}.{extension}",
-                std::process::id()
-            ));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut file) => {
-                    let temp = TempFile { path };
-                    file.write_all(contents)?;
-                    return Ok(temp);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "no free temporary file name",
-        ))
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
+/// A copy of the input in the temporary directory (removed when dropped), as Envoy reads it.
+fn temp_copy(contents: &[u8], extension: &str) -> io::Result<tempfile::NamedTempFile> {
+    let mut file = tempfile::Builder::new()
+        .prefix("mesh-doctor-bootstrap-")
+        .suffix(&format!(".{extension}"))
+        .tempfile()?;
+    file.write_all(contents)?;
+    file.flush()?;
+    Ok(file)
 }
 
 /// Runs `envoy --mode validate -c FILE` (and `envoy --version`), each within `timeout`.
-pub fn run_envoy(binary: &Path, file: &Path, timeout: Duration) -> io::Result<EnvoyVerdict> {
+pub async fn run_envoy(binary: &Path, file: &Path, timeout: Duration) -> io::Result<EnvoyVerdict> {
     let mut command = Command::new(binary);
     command
         .arg("--mode")
@@ -568,7 +539,7 @@ pub fn run_envoy(binary: &Path, file: &Path, timeout: Duration) -> io::Result<En
         .arg(file)
         .arg("--log-level")
         .arg("warning");
-    let output = run_with_timeout(command, timeout)?;
+    let output = run_with_timeout(command, timeout).await?;
     let Some(status) = output.status else {
         return Err(io::Error::new(
             io::ErrorKind::TimedOut,
@@ -587,6 +558,7 @@ pub fn run_envoy(binary: &Path, file: &Path, timeout: Duration) -> io::Result<En
     let mut version_command = Command::new(binary);
     version_command.arg("--version");
     let version = run_with_timeout(version_command, timeout)
+        .await
         .ok()
         .and_then(|out| parse_version(&out.stdout));
     Ok(EnvoyVerdict {
@@ -612,67 +584,67 @@ struct ProcessOutput {
     stderr: String,
 }
 
-/// Runs a command with no stdin, reading its output (up to a cap) and stopping it at the deadline.
-fn run_with_timeout(mut command: Command, timeout: Duration) -> io::Result<ProcessOutput> {
+/// Runs a command with no stdin, reading its output (up to a cap) and stopping it at the
+/// deadline. The child is killed when dropped (kill-on-drop), so a command stopped by the
+/// overall `--timeout` leaves no Envoy behind.
+async fn run_with_timeout(mut command: Command, timeout: Duration) -> io::Result<ProcessOutput> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     let mut child = command.spawn()?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
+    let stdout = tokio::spawn(drain(child.stdout.take()));
+    let stderr = tokio::spawn(drain(child.stderr.take()));
+    let status = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => Some(status?),
+        Err(_) => {
+            let _ = child.kill().await;
+            None
         }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
     };
     // A grandchild could keep a pipe open: wait a little for the readers, never forever.
-    let collect = |rx: mpsc::Receiver<Vec<u8>>| {
-        rx.recv_timeout(Duration::from_secs(2))
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default()
+    let collect = async |reader: tokio::task::JoinHandle<Vec<u8>>| match tokio::time::timeout(
+        Duration::from_secs(2),
+        reader,
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => String::new(),
     };
     Ok(ProcessOutput {
         status,
-        stdout: collect(stdout),
-        stderr: collect(stderr),
+        stdout: collect(stdout).await,
+        stderr: collect(stderr).await,
     })
 }
 
-/// Reads a pipe to its end on a thread, keeping the first [`OUTPUT_CAP`] bytes.
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let mut chunk = [0u8; 8192];
-            loop {
-                match pipe.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let room = OUTPUT_CAP.saturating_sub(kept.len());
-                        kept.extend_from_slice(&chunk[..n.min(room)]);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
+/// Reads a pipe to its end, keeping the first [`OUTPUT_CAP`] bytes (and reading on, so that the
+/// child never blocks on a full pipe).
+async fn drain<R: AsyncRead + Unpin>(pipe: Option<R>) -> Vec<u8> {
+    let mut kept = Vec::new();
+    if let Some(mut pipe) = pipe {
+        let mut chunk = [0u8; 8192];
+        loop {
+            match pipe.read(&mut chunk).await {
+                Ok(0) => break,
+                Ok(n) => {
+                    let room = OUTPUT_CAP.saturating_sub(kept.len());
+                    kept.extend_from_slice(&chunk[..n.min(room)]);
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
             }
         }
-        let _ = tx.send(kept);
-    });
-    rx
+    }
+    kept
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn versions() {
@@ -686,20 +658,22 @@ mod tests {
         assert_eq!(parse_version("nothing"), None);
     }
 
-    #[test]
-    fn slow_commands_are_stopped() {
+    #[tokio::test]
+    async fn slow_commands_are_stopped() {
         let mut command = Command::new("sleep");
         command.arg("5");
         let started = Instant::now();
-        let out = run_with_timeout(command, Duration::from_millis(200)).unwrap();
+        let out = run_with_timeout(command, Duration::from_millis(200))
+            .await
+            .unwrap();
         assert!(out.status.is_none());
         assert!(started.elapsed() < Duration::from_secs(4));
     }
 
     #[test]
     fn temp_files_go_away() {
-        let temp = TempFile::write(b"{}", "json").unwrap();
-        let path = temp.path.clone();
+        let temp = temp_copy(b"{}", "json").unwrap();
+        let path = temp.path().to_path_buf();
         assert_eq!(fs::read_to_string(&path).unwrap(), "{}");
         drop(temp);
         assert!(!path.exists());

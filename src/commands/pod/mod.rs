@@ -22,7 +22,7 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster};
 use crate::source::pod;
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP_TEXT: &str = "\
 What it checks:
   not meshed       why the pod has no sidecar: namespace not labelled, opted out, created
                    before the label (restart it), no injection webhook matches, no injection
@@ -49,15 +49,7 @@ Examples:
   kubectl mesh-doctor pod web-7d4b9 -n shop -o json
   kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s   # inside the cluster
 
-Exit codes:
-  0   healthy (or starting), or nothing at or above the failure threshold, everything read
-  79  a finding at or above the failure threshold (Error: crash, waiting for istiod), with every -o
-  64  usage error
-  65  the pod does not exist in the namespace
-  69  cluster unreachable, the pod cannot be read (access denied), or something around it could
-      not be read (namespace, webhooks, istiod...; listed under Not read) and no finding reaches
-      the threshold: the verdict is incomplete (--allow-incomplete exits 0 instead)
-  1   anything unexpected";
+";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum PodFormat {
@@ -71,7 +63,7 @@ pub enum PodFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::POD))]
 pub struct PodArgs {
     /// The pod (NAME or pod/NAME), in -n NAMESPACE or the context's namespace
     #[arg(value_name = "NAME")]

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::diagnosis::{CheckStatus, ContainerSummary, Diagnosis, VerdictKind};
 use crate::envoy::admin::xds_source;
 use crate::findings::messages::Level;
+use crate::formats::duration::human_duration;
 use crate::output::findings::finding_value;
 use crate::output::style::Styles;
 use crate::probe::admin::CertRole;
@@ -43,7 +44,7 @@ pub fn json(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> Value {
 
 /// `pod -o json` as text: pretty JSON ending with a newline.
 pub fn json_text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> String {
-    let mut text = serde_json::to_string_pretty(&json(diagnosis, probe)).unwrap_or_default();
+    let mut text = crate::output::json::pretty_json(&json(diagnosis, probe));
     text.push('\n');
     text
 }
@@ -143,7 +144,7 @@ fn sidecar_section(out: &mut Out<'_>, diagnosis: &Diagnosis, probe: Option<&Prob
         &probed_text(&admin.server_info, |i| {
             let mut s = i.state.to_string();
             if let Some(up) = i.uptime_seconds {
-                s.push_str(&format!(", up {up}s"));
+                s.push_str(&format!(", up {}", human_duration(up as i64)));
             }
             if let Some(r) = i.release() {
                 s.push_str(&format!(", Envoy {r}"));

@@ -38,7 +38,7 @@ pub const ISTIOD_MONITORING_PORT: u16 = 15014;
 /// The largest syncz answer read (10,000 proxies are about 15 MB).
 const MAX_SYNCZ_BYTES: usize = 512 * 1024 * 1024;
 
-const AFTER_HELP: &str = "\
+const AFTER_HELP_TEXT: &str = "\
 Columns:
   NAME              the proxy ID (POD.NAMESPACE)
   CLUSTER           the proxy's cluster ID, as istiod reports it
@@ -72,14 +72,7 @@ Examples:
   kubectl mesh-doctor proxy-status --istiod-url http://127.0.0.1:15014 --istiod-name istiod-1
   kubectl mesh-doctor proxy-status --syncz-file syncz.json --pods-file pods.json
 
-Exit codes:
-  0   no proxy matches --fail-on
-  79  a proxy matches --fail-on (default: STALE, ERROR, NOT CONNECTED or UNKNOWN), with every -o
-  64  usage error
-  65  a --syncz-file or --pods-file cannot be read, or the proxy named does not exist
-  69  cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in
-      --istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked
-  1   anything unexpected";
+";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -96,7 +89,7 @@ pub enum Format {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::PROXY_STATUS))]
 pub struct ProxyStatusArgs {
     /// One proxy: POD (in -n NAMESPACE or the context's namespace), POD.NAMESPACE or pod/POD
     #[arg(value_name = "POD")]
@@ -278,11 +271,9 @@ pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
     let colored = global.color.enabled(Stream::Stdout);
     let verbose = args.types || args.proxy.is_some();
     let text = match args.output {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&render::json_value(&report, now, &args.fail_on))
-                .map_err(|e| Error::Internal(e.to_string()))?
-        ),
+        Format::Json => {
+            crate::output::json::document(&render::json_value(&report, now, &args.fail_on))
+        }
         Format::Yaml => {
             crate::formats::yaml_write::to_string(&render::json_value(&report, now, &args.fail_on))
         }
@@ -526,7 +517,7 @@ async fn gather_live(
             None
         }
         Err(ListError::Unreachable(reason)) => return Err(cluster.unreachable(reason)),
-        Err(other) => return Err(cluster.error(other, "listing pods")),
+        Err(other) => return Err(cluster.error(other, "list", "pods", namespace)),
     };
     Ok(Gathered {
         istiods,
@@ -538,7 +529,11 @@ async fn gather_live(
 
 /// `http://host:port[/prefix]` -> (host, port, prefix).
 fn parse_url(url: &str) -> Result<(String, u16, String)> {
-    let bad = |why: &str| Error::Usage(format!("invalid --istiod-url {url:?}: {why}"));
+    let bad = |why: &str| Error::InvalidValue {
+        what: "--istiod-url",
+        value: url.to_string(),
+        why: why.to_string(),
+    };
     let uri: http::Uri = url.parse().map_err(|_| bad("not a URL"))?;
     match uri.scheme_str() {
         Some("http") => {}
@@ -615,12 +610,16 @@ async fn istiods_in_cluster(
         Ok(items) => items,
         Err(e) => {
             return Err(match e {
-                ListError::Denied(reason) => Error::Cluster(format!(
-                    "cannot list istiod's pods ({selector}) in {}: {reason}; use --istiod-url to ask an istiod you can reach",
-                    args.istio_namespace
-                )),
+                ListError::Denied(reason) => Error::AccessDenied(Box::new(crate::error::Denied {
+                    verb: "list",
+                    resource: format!("istiod's pods ({selector})"),
+                    namespace: Some(args.istio_namespace.clone()),
+                    cluster: cluster.name.clone(),
+                    reason,
+                    hint: Some("use --istiod-url to ask an istiod you can reach"),
+                })),
                 ListError::Unreachable(reason) => cluster.unreachable(reason),
-                other => cluster.error(other, "listing istiod's pods"),
+                other => cluster.error(other, "list", "istiod's pods", Some(&args.istio_namespace)),
             });
         }
     };

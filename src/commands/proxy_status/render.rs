@@ -1,12 +1,14 @@
 //! Renders `proxy-status`: istioctl's table (plus STATUS, and ENVOY with `--probe`), the
 //! per-type table (`-v`), `-o wide`, JSON and YAML. Nothing is decided here.
 
-use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table, presets};
+use comfy_table::Cell;
 use serde_json::{Map, Value, json};
 
-use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState, human_duration};
+use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState};
+use crate::formats::duration::human_duration;
 use crate::formats::text::one_line;
 use crate::istio::syncz::{self, SyncState, TypeStatus};
+use crate::output::style::Tone;
 
 /// How the table looks.
 #[derive(Clone, Copy, Debug)]
@@ -23,38 +25,29 @@ pub struct TableOptions {
 /// Reasons longer than this are cut in the normal table (`-o wide` shows them whole).
 const REASON_WIDTH: usize = 80;
 
-fn state_color(state: RowState) -> Option<Color> {
+fn state_color(state: RowState) -> Option<Tone> {
     match state {
-        RowState::Synced => Some(Color::Green),
+        RowState::Synced => Some(Tone::Ok),
         RowState::Connected
         | RowState::Starting
         | RowState::NotSent
         | RowState::Stale
-        | RowState::Unknown => Some(Color::Yellow),
-        RowState::Error | RowState::NotConnected => Some(Color::Red),
-        RowState::NotRunning => Some(Color::DarkGrey),
+        | RowState::Unknown => Some(Tone::Warning),
+        RowState::Error | RowState::NotConnected => Some(Tone::Error),
+        RowState::NotRunning => Some(Tone::Dim),
     }
 }
 
-fn sync_color(state: SyncState) -> Color {
+fn sync_color(state: SyncState) -> Tone {
     match state {
-        SyncState::Synced => Color::Green,
-        SyncState::NotSent | SyncState::Stale => Color::Yellow,
-        SyncState::Error => Color::Red,
+        SyncState::Synced => Tone::Ok,
+        SyncState::NotSent | SyncState::Stale => Tone::Warning,
+        SyncState::Error => Tone::Error,
     }
 }
 
-fn cell(text: impl Into<String>, color: Option<Color>, options: &TableOptions) -> Cell {
-    let mut cell = Cell::new(text.into());
-    if options.colored
-        && let Some(color) = color
-    {
-        cell = cell.fg(color);
-        if color == Color::Red {
-            cell = cell.add_attribute(Attribute::Bold);
-        }
-    }
-    cell
+fn cell(text: impl Into<String>, tone: Option<Tone>, options: &TableOptions) -> Cell {
+    crate::output::table::cell(text, tone, options.colored)
 }
 
 fn dash(value: Option<&str>) -> String {
@@ -85,28 +78,24 @@ fn subscribed(row: &Row) -> String {
     format!("{} ({})", names.len(), names.join(","))
 }
 
-fn version_text(row: &Row) -> (String, Option<Color>) {
+fn version_text(row: &Row) -> (String, Option<Tone>) {
     let version = dash(row.version.as_deref());
     match &row.skew {
-        Some(skew) if skew.supported => (format!("{version} [skew]"), Some(Color::Yellow)),
-        Some(_) => (format!("{version} [skew!]"), Some(Color::Red)),
+        Some(skew) if skew.supported => (format!("{version} [skew]"), Some(Tone::Warning)),
+        Some(_) => (format!("{version} [skew!]"), Some(Tone::Error)),
         None => (version, None),
     }
 }
 
-fn envoy_text(row: &Row) -> (String, Option<Color>) {
+fn envoy_text(row: &Row) -> (String, Option<Tone>) {
     match &row.envoy {
         None => ("-".to_string(), None),
         Some(e) => match (&e.state, &e.error) {
             (Some(state), _) => {
-                let color = if e.is_live() {
-                    Color::Green
-                } else {
-                    Color::Yellow
-                };
+                let color = if e.is_live() { Tone::Ok } else { Tone::Warning };
                 (state.clone(), Some(color))
             }
-            (None, Some(_)) => ("UNREACHABLE".to_string(), Some(Color::Red)),
+            (None, Some(_)) => ("UNREACHABLE".to_string(), Some(Tone::Error)),
             (None, None) => ("-".to_string(), None),
         },
     }
@@ -161,23 +150,8 @@ pub fn table(report: &Report, options: &TableOptions) -> String {
         header.push("REASON".into());
     }
 
-    let mut table = Table::new();
-    table
-        .load_style(presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    if options.colored {
-        table.enforce_styling();
-    } else {
-        table.force_no_tty();
-    }
-    table.set_header(header.iter().map(|h| {
-        let c = Cell::new(h);
-        if options.colored {
-            c.add_attribute(Attribute::Bold)
-        } else {
-            c
-        }
-    }));
+    let mut table = crate::output::table::plain(options.colored);
+    crate::output::table::header(&mut table, &header, options.colored);
 
     for row in &report.rows {
         let mut cells = vec![
@@ -237,15 +211,7 @@ pub fn table(report: &Report, options: &TableOptions) -> String {
         }
         table.add_row(cells);
     }
-    for column in table.column_iter_mut() {
-        column.set_padding((0, 3));
-    }
-    let mut out = String::with_capacity(report.rows.len() * 120 + 200);
-    for line in table.lines() {
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    crate::output::table::render(table, "", 3)
 }
 
 /// The full story of one proxy (`proxy-status POD`), after its table row.

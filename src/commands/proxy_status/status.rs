@@ -592,63 +592,6 @@ fn age_seconds(pod: &Pod, now: jiff::Timestamp) -> Option<i64> {
 }
 
 /// kubectl's short duration (`k8s.io/apimachinery/pkg/util/duration.HumanDuration`): `45s`,
-/// `2m5s`, `17m`, `5h3m`, `3d4h`, `400d`.
-pub fn human_duration(seconds: i64) -> String {
-    if seconds < -1 {
-        return "<invalid>".to_string();
-    }
-    if seconds < 0 {
-        return "0s".to_string();
-    }
-    if seconds < 120 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    }
-    if minutes < 180 {
-        return format!("{minutes}m");
-    }
-    let hours = seconds / 3600;
-    if hours < 8 {
-        let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let d = (hours / 24) % 365;
-        return if d == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{d}d", hours / 24 / 365)
-        };
-    }
-    format!("{}y", hours / 24 / 365)
-}
-
 fn container_problem(status: &ContainerStatus) -> Option<String> {
     let state = status.state.as_ref()?;
     if let Some(waiting) = &state.waiting {
@@ -710,7 +653,7 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
     let grace = sidecar::startup_grace_seconds(pod);
     let young = age_seconds(pod, now).is_some_and(|a| a < grace);
     let age = age_seconds(pod, now)
-        .map(|a| format!(" for {}", human_duration(a)))
+        .map(|a| format!(" for {}", crate::formats::duration::human_duration(a)))
         .unwrap_or_default();
 
     if phase == "Pending" {
@@ -815,7 +758,7 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
         let reason = format!(
             "{PROXY_CONTAINER} running{} but not ready: Envoy has no configuration from istiod",
             started
-                .map(|s| format!(" for {}", human_duration(s)))
+                .map(|s| format!(" for {}", crate::formats::duration::human_duration(s)))
                 .unwrap_or_default()
         );
         let state = if proxy_young {
@@ -1265,16 +1208,5 @@ mod tests {
             )
         );
         assert!(FailOn::NotLive.matches(&row));
-    }
-
-    #[test]
-    fn kubectl_durations() {
-        assert_eq!(human_duration(45), "45s");
-        assert_eq!(human_duration(125), "2m5s");
-        assert_eq!(human_duration(600), "10m");
-        assert_eq!(human_duration(3 * 3600 + 120), "3h2m");
-        assert_eq!(human_duration(30 * 3600), "30h");
-        assert_eq!(human_duration(3 * 86400 + 4 * 3600), "3d4h");
-        assert_eq!(human_duration(400 * 86400), "400d");
     }
 }
