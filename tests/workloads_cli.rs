@@ -258,3 +258,23 @@ fn mesh_networks_that_do_not_fit_are_input_errors() {
         "{stderr}"
     );
 }
+
+#[test]
+fn removed_rbac_istio_io_crds_are_deprecations() {
+    let file = "tests/fixtures/workloads/removed-crds.yaml";
+    let (stdout, stderr, code) = run(&[
+        "analyze",
+        "-f",
+        file,
+        "--analyzer",
+        "deprecation.DeprecationAnalyzer",
+    ]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [format!(
+            "Warning [IST0002] (CustomResourceDefinition serviceroles.rbac.istio.io {file}:1) Deprecated: Custom resource type rbac.istio.io ServiceRole is removed"
+        )],
+        "{stdout}"
+    );
+}

@@ -77,6 +77,8 @@ pub struct Finding {
     pub message_type: &'static MessageType,
     pub resource: Option<ResourceRef>,
     pub message: String,
+    /// The cluster of a finding about a whole cluster (no resource), when several are analysed.
+    pub cluster: Option<Arc<str>>,
 }
 
 impl Finding {
@@ -89,7 +91,16 @@ impl Finding {
             message_type,
             resource,
             message: messages::format(message_type.template, args),
+            cluster: None,
         }
+    }
+
+    /// The cluster it is about: its resource's, else its own (a finding about a whole cluster).
+    pub fn cluster(&self) -> Option<&Arc<str>> {
+        self.resource
+            .as_ref()
+            .and_then(|r| r.cluster.as_ref())
+            .or(self.cluster.as_ref())
     }
 
     pub fn level(&self) -> Level {
@@ -129,7 +140,7 @@ impl Finding {
         let key = |f: &Finding| {
             let r = f.resource.as_ref();
             (
-                r.and_then(|r| r.cluster.clone()),
+                f.cluster().cloned(),
                 f.level(),
                 f.code(),
                 r.map(|r| (r.kind.clone(), r.name.clone(), r.namespace.clone())),

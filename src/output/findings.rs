@@ -118,7 +118,7 @@ pub fn log(findings: &[&Finding], styles: &Styles, show_cluster: bool) -> String
 /// One finding as istioctl's JSON object (keys in alphabetical order).
 pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
     let mut m = Map::new();
-    if show_cluster && let Some(cluster) = f.resource.as_ref().and_then(|r| r.cluster.as_ref()) {
+    if show_cluster && let Some(cluster) = f.cluster() {
         m.insert("cluster".into(), Value::String(cluster.to_string()));
     }
     m.insert("code".into(), f.code().into());

@@ -331,6 +331,7 @@ fn to_finding(problem: &Problem, shown: &Arc<str>) -> Finding {
         message_type: problem.message_type,
         resource: Some(resource(shown, problem.line)),
         message: problem.message.clone(),
+        cluster: None,
     }
 }
 

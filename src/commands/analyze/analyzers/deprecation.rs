@@ -1,7 +1,8 @@
 //! Istio's `deprecation.DeprecationAnalyzer` (IST0002): VirtualService routes with
 //! `fault.delay.percent` (replaced by `percentage`) and Sidecars with
-//! `outboundTrafficPolicy.egressProxy` (ignored). Istio also reports the removed `rbac.istio.io`
-//! CustomResourceDefinitions; mesh-doctor does not read CRDs for this analyzer (docs/compat.md).
+//! `outboundTrafficPolicy.egressProxy` (ignored), and the CustomResourceDefinitions of the
+//! removed `rbac.istio.io` kinds. CRDs are read as metadata only: a CRD's name is always
+//! `<plural>.<group>`, so the name tells the group and kind Istio compares.
 
 use serde_json::Value;
 
@@ -13,8 +14,34 @@ fn detail(text: String) -> [crate::findings::messages::Arg; 1] {
     [text.into()]
 }
 
+/// The removed Istio kinds (Istio's `deprecatedCRDs`), by their CRD's name.
+const REMOVED_CRDS: &[(&str, &str, &str)] = &[
+    (
+        "clusterrbacconfigs.rbac.istio.io",
+        "rbac.istio.io",
+        "ClusterRbacConfig",
+    ),
+    ("rbacconfigs.rbac.istio.io", "rbac.istio.io", "RbacConfig"),
+    ("serviceroles.rbac.istio.io", "rbac.istio.io", "ServiceRole"),
+    (
+        "servicerolebindings.rbac.istio.io",
+        "rbac.istio.io",
+        "ServiceRoleBinding",
+    ),
+];
+
 /// `deprecation.DeprecationAnalyzer`.
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
+    for crd in &input.snapshot.crds {
+        let name = crd.object.metadata.name.as_deref().unwrap_or("");
+        if let Some((_, group, kind)) = REMOVED_CRDS.iter().find(|(n, ..)| *n == name) {
+            out.push(Finding::new(
+                IST0002,
+                Some(ResourceRef::of(crd)),
+                &detail(format!("Custom resource type {group} {kind} is removed")),
+            ));
+        }
+    }
     for vs in &input.config.virtual_services {
         let spec = &vs.resource.object.spec;
         for route in spec

@@ -12,7 +12,7 @@ const FIX: &str = "Check the kubeconfig context (--context); to install Istio, r
 /// One finding per cluster without Istio's CRDs.
 pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for cluster in &snapshot.istio_absent {
-        out.push(Finding::new(
+        let mut finding = Finding::new(
             messages::MD0206,
             None,
             &[
@@ -20,6 +20,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 Arg::from(CONFIG_KINDS.join(", ")),
                 Arg::from(FIX),
             ],
-        ));
+        );
+        finding.cluster = Some(cluster.as_str().into());
+        out.push(finding);
     }
 }

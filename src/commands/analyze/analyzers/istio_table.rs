@@ -403,7 +403,7 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "deprecation.DeprecationAnalyzer",
         description: "Checks for deprecated Istio types and fields",
         codes: &["IST0002"],
-        needs: &["virtualservices", "sidecars"],
+        needs: &["virtualservices", "sidecars", "customresourcedefinitions"],
         run: Run::Config(deprecation::analyze),
     },
     Analyzer {
