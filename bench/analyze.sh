@@ -9,8 +9,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs="${1:-5}"
 dir="${BENCH_DIR:-target/bench-manifests}"
 python3 bench/gen_manifests.py "$dir"
-cargo build --release --quiet
-bin=target/release/kubectl-mesh_doctor
+# MESH_DOCTOR_BIN: a release binary already built (e.g. scripts/release-archive.sh's static one).
+if [[ -n "${MESH_DOCTOR_BIN:-}" ]]; then
+  bin=$MESH_DOCTOR_BIN
+else
+  cargo build --release --quiet
+  bin=target/release/kubectl-mesh_doctor
+fi
 size=$(du -sh "$dir" | cut -f1)
 load=$(cut -d' ' -f1 /proc/loadavg)
 best_wall=""; best_rss=""; best_cpu=""

@@ -9,8 +9,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs="${1:-5}"
 dir="${BENCH_DIR:-target/bench-syncz}"
 target="${CARGO_TARGET_DIR:-target}"
-cargo build --release --quiet
-bin="$target/release/kubectl-mesh_doctor"
+# MESH_DOCTOR_BIN: a release binary already built (e.g. scripts/release-archive.sh's static one).
+if [[ -n "${MESH_DOCTOR_BIN:-}" ]]; then
+  bin=$MESH_DOCTOR_BIN
+else
+  cargo build --release --quiet
+  bin="$target/release/kubectl-mesh_doctor"
+fi
 mkdir -p "$dir"
 timefile="$dir/time.txt"
 
