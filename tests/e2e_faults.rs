@@ -365,7 +365,10 @@ fn check_commands(
     expect: &Expect,
 ) {
     let env = common::testenv();
-    env.apply(POD);
+    // Once for all tests: the tests run in parallel, and two `kubectl apply`s of the same new pod
+    // at once race (the second create fails with AlreadyExists).
+    static POD_APPLIED: std::sync::Once = std::sync::Once::new();
+    POD_APPLIED.call_once(|| env.apply(POD));
     let proxy = Proxy::start(&env, fault);
     const MARGIN: Duration = Duration::from_secs(5);
     let mut failures = Vec::new();
