@@ -51,8 +51,8 @@ MESH_DOCTOR_TESTENV_REAL="$(env -u TESTENV_DIR TESTENV_NAME="$REAL_NAME" testenv
 export MESH_DOCTOR_TESTENV_REAL
 env -u TESTENV_DIR TESTENV_NAME="$REAL_NAME" testenv/node/istio-up.sh >/dev/null
 
-echo "== all tests, end-to-end ones included" >&2
-cargo test --all-targets -- --include-ignored
+echo "== all tests, end-to-end ones included (every test binary runs, failures are summed up at the end)" >&2
+cargo test --no-fail-fast --all-targets -- --include-ignored
 
 echo "== the release archive: static binary in an empty root filesystem (runc), installed by krew" >&2
 scripts/release-test.sh
