@@ -129,7 +129,10 @@ fn analyze_defaults_to_the_context_namespace() {
         .unwrap();
     assert!(set.status.success());
 
-    let run = mesh_doctor_with(&kubeconfig, &["analyze", "--no-probe"]);
+    let run = mesh_doctor_with(
+        &kubeconfig,
+        &["analyze", "--suppress", "IST0139=*", "--no-probe"],
+    );
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout
@@ -151,7 +154,7 @@ fn analyze_defaults_to_the_context_namespace() {
 fn analyze_of_a_namespace_that_does_not_exist_is_not_a_pass() {
     let env = testenv();
     let ns = unique("no-such-namespace");
-    let run = env.mesh_doctor(&["analyze", "-n", &ns]);
+    let run = env.mesh_doctor(&["analyze", "--suppress", "IST0139=*", "-n", &ns]);
     assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stderr
@@ -184,7 +187,14 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
          - {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [get, list]}\n",
     );
     // With the permission: IST0103, exit 79.
-    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe"]);
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "--suppress",
+        "IST0139=*",
+        "-n",
+        &ns,
+        "--no-probe",
+    ]);
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
 
     for scope in [vec!["-n", ns.as_str()], vec!["-A"]] {
@@ -234,6 +244,8 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     // The structured outputs carry what was skipped and why.
     let run = env.mesh_doctor(&[
         "analyze",
+        "--suppress",
+        "IST0139=*",
         "-n",
         &ns,
         "--no-probe",
@@ -259,6 +271,8 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     );
     let run = env.mesh_doctor(&[
         "analyze",
+        "--suppress",
+        "IST0139=*",
         "-n",
         &ns,
         "--no-probe",
@@ -419,7 +433,15 @@ fn a_young_sidecar_is_starting_not_broken() {
         "{doc:#}"
     );
     // analyze's runtime findings follow the same rule: no MD0102 for it, exit 0.
-    let run = env.mesh_doctor(&["analyze", "-n", &ns, "--probe-timeout", "2s"]);
+    let run = env.mesh_doctor(&[
+        "analyze",
+        "--suppress",
+        "IST0139=*",
+        "-n",
+        &ns,
+        "--probe-timeout",
+        "2s",
+    ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(!run.stdout.contains("MD01"), "{}", run.stdout);
 }
