@@ -3,24 +3,10 @@
 //! CRDs, IST0139 on Istio injection webhooks, IST0163/IST0164 on external control planes, and
 //! a Gateway API `Gateway` kept apart from Istio's `Gateway`.
 
-use assert_cmd::Command;
-
 const DIR: &str = "tests/fixtures/gateway_api";
 
-fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::cargo_bin("kubectl-mesh_doctor")
-        .unwrap()
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod offline;
+use offline::run;
 
 /// A scenario of the live test with its namespace placeholder filled in, as a file.
 fn scenario(file: &str, ns: &str) -> (tempfile::TempDir, String) {

@@ -3,22 +3,8 @@
 //! message must be the one `istioctl analyze --use-kube=false` gives on the same file (recorded in
 //! tests/fixtures/schema/*.istioctl.txt).
 
-use assert_cmd::Command;
-
-fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::cargo_bin("kubectl-mesh_doctor")
-        .unwrap()
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod offline;
+use offline::run;
 
 /// Our IST0106/IST0133 findings on `file` as `code origin | message` lines, sorted (newlines
 /// and tabs in a message written `\\n` and `\\t`, as in the recorded files).

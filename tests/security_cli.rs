@@ -2,27 +2,13 @@
 //! files: Istio's codes and messages, workload templates counted for selectors (istio#51273),
 //! Istio's schema rules for the kinds the CRDs would reject on a cluster.
 
-use assert_cmd::Command;
-
 const TEMPLATES: &str = "tests/fixtures/security/templates.yaml";
 const INVALID: &str = "tests/fixtures/security/invalid.yaml";
 const BLOCKED: &str = "tests/fixtures/security/blocked-cidrs.yaml";
 const GRID: &str = "tests/fixtures/istio/analyzer-testdata";
 
-fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::cargo_bin("kubectl-mesh_doctor")
-        .unwrap()
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod offline;
+use offline::run;
 
 fn codes_and_origins(json: &str) -> Vec<(String, String)> {
     let items: Vec<serde_json::Value> = serde_json::from_str(json).unwrap();

@@ -1,23 +1,9 @@
 //! `analyze` on traffic-management manifests (issue 13), as a user runs it on files.
 
-use assert_cmd::Command;
-
 const EXSHOP: &str = "tests/fixtures/traffic/exshop.yaml";
 
-fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::cargo_bin("kubectl-mesh_doctor")
-        .unwrap()
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod offline;
+use offline::run;
 
 #[test]
 fn the_issue_example_gives_istioctls_five_live_findings_from_the_file_alone() {

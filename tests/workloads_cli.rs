@@ -1,25 +1,11 @@
 //! `analyze` on workload, annotation, deprecation and mesh networks mistakes (issue 14), as a
 //! user runs it on files.
 
-use assert_cmd::Command;
-
 const SHOP: &str = "tests/fixtures/workloads/shop.yaml";
 const NETWORKS: &str = "tests/fixtures/workloads/scenarios/meshnetworks.yaml";
 
-fn run(args: &[&str]) -> (String, String, i32) {
-    let out = Command::cargo_bin("kubectl-mesh_doctor")
-        .unwrap()
-        .env_remove("KUBECONFIG")
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod offline;
+use offline::run;
 
 #[test]
 fn workload_and_annotation_mistakes_are_istios_findings_with_their_lines() {
