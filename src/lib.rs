@@ -22,5 +22,4 @@ pub mod source;
 // The resolved request, the commands, then the CLI.
 pub mod cli;
 pub mod commands;
-pub mod flags;
 pub mod request;

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use mesh_doctor::cli::{self, Command};
+use mesh_doctor::cli::{self, Command, Request};
 use mesh_doctor::output::style::{Stream, Styles};
 use mesh_doctor::{commands, exit};
 
@@ -80,16 +80,26 @@ fn main() -> ExitCode {
     // on their own with the kind they were reading; this bound (a second later) covers the rest.
     let deadline = cli.command.kube_args().and(global.deadline);
     let timeout = global.timeout;
+    // The flags become the command's plain request here, once; a bad combination is exit 64.
+    let request = match cli.command.into_request(&global) {
+        Ok(request) => request,
+        Err(e) => {
+            eprintln!("{}", e.render(&err_styles));
+            return ExitCode::from(e.exit_code());
+        }
+    };
     let result = runtime.block_on(async {
         let command = async {
-            match cli.command {
-                Command::Analyze(args) => commands::analyze::run(args, &global).await,
-                Command::Codes(args) => commands::codes::run(args),
-                Command::ProxyStatus(args) => commands::proxy_status::run(args, &global).await,
-                Command::Pod(args) => commands::pod::run(args, &global).await,
-                Command::Bootstrap(args) => commands::bootstrap::run(args, &global).await,
-                Command::Version(args) => commands::version::run(args, &global).await,
-                Command::Completion(args) => cli::completion::run(args),
+            match request {
+                Request::Analyze(request) => commands::analyze::run(&global, request).await,
+                Request::Codes(request) => commands::codes::run(request),
+                Request::ProxyStatus(request) => {
+                    commands::proxy_status::run(&global, request).await
+                }
+                Request::Pod(request) => commands::pod::run(&global, request).await,
+                Request::Bootstrap(request) => commands::bootstrap::run(&global, request).await,
+                Request::Version(request) => commands::version::run(&global, request).await,
+                Request::Completion(args) => cli::completion::run(args),
             }
         };
         match deadline {

@@ -351,7 +351,7 @@ fn global_for(kube: &KubeArgs) -> Global {
     kube.request_timeout = Some(CLUSTER_TIMEOUT);
     crate::cli::resolve(
         &crate::cli::CommonArgs {
-            color: crate::output::style::ColorChoice::Never,
+            color: crate::cli::Color::Never,
             verbose: 0,
         },
         &kube,

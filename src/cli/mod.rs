@@ -1,10 +1,21 @@
-//! The command line: clap definitions and kubectl-style global flags.
+//! The command line: every clap definition, the kubectl-style global flags, and the one place
+//! where parsed flags become the plain requests the commands take (`into_request`, as ripgrep
+//! turns its flags into high-level arguments once). Nothing below this layer names clap.
 
+pub mod analyze;
+pub mod bootstrap;
+pub mod codes;
 pub mod completion;
+pub mod flags;
+pub mod pod;
+pub mod proxy_status;
+pub mod version;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::flags::{KubeArgs, LevelParser, level_parser};
+pub use crate::cli::flags::{KubeArgs, LevelParser, level_parser};
+use crate::commands;
+use crate::error::Result;
 use crate::output::style::ColorChoice;
 use crate::request::Global;
 use crate::source::live::Connection;
@@ -66,21 +77,33 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Istio-analyze-style findings for a live namespace or for manifest files
-    Analyze(crate::commands::analyze::AnalyzeArgs),
+    Analyze(analyze::AnalyzeArgs),
     /// List every finding code mesh-doctor can report
-    Codes(crate::commands::codes::CodesArgs),
+    Codes(codes::CodesArgs),
     /// Why is this pod not meshed, crashing, or stuck at 1/2? (probes its sidecar)
-    Pod(crate::commands::pod::PodArgs),
+    Pod(pod::PodArgs),
     /// Check an Envoy bootstrap before it is deployed, or explain a live pod's (a wrong one is
     /// a CrashLoop)
-    Bootstrap(crate::commands::bootstrap::BootstrapArgs),
+    Bootstrap(bootstrap::BootstrapArgs),
     /// Which proxies are in sync with istiod, and which sidecars are connected to none
     #[command(name = "proxy-status", visible_alias = "ps")]
-    ProxyStatus(crate::commands::proxy_status::ProxyStatusArgs),
+    ProxyStatus(proxy_status::ProxyStatusArgs),
     /// Client, control-plane (istiod per revision) and data-plane (proxy) versions
-    Version(crate::commands::version::VersionArgs),
+    Version(version::VersionArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, or kubectl's plugin one)
-    Completion(crate::cli::completion::CompletionArgs),
+    Completion(completion::CompletionArgs),
+}
+
+/// A command with its request: what `main` runs.
+#[derive(Debug)]
+pub enum Request {
+    Analyze(commands::analyze::Request),
+    Codes(commands::codes::Request),
+    Pod(commands::pod::Request),
+    Bootstrap(commands::bootstrap::Request),
+    ProxyStatus(commands::proxy_status::Request),
+    Version(commands::version::Request),
+    Completion(completion::CompletionArgs),
 }
 
 /// The default of the global `--timeout`.
@@ -96,7 +119,7 @@ pub fn mark_start() -> std::time::Instant {
 impl Command {
     /// The kubeconfig flags given after the command name, for the commands that read a cluster.
     pub fn kube_args(&self) -> Option<&KubeArgs> {
-        use crate::commands::bootstrap::BootstrapCommand;
+        use bootstrap::BootstrapCommand;
         match self {
             Command::Analyze(a) => Some(&a.kube),
             Command::Pod(a) => Some(&a.kube),
@@ -109,6 +132,39 @@ impl Command {
             Command::Codes(_) | Command::Completion(_) => None,
         }
     }
+
+    /// The command's flags as its plain request, decided and checked once: what the flags
+    /// leave open (the namespace default, which needs the kubeconfig) is decided by the layers
+    /// below. Flags that exclude each other, or values that do not parse, are usage errors (64).
+    pub fn into_request(self, global: &Global) -> Result<Request> {
+        Ok(match self {
+            Command::Analyze(args) => Request::Analyze(args.into_request()?),
+            Command::Codes(args) => Request::Codes(args.into_request()),
+            Command::Pod(args) => Request::Pod(args.into_request(global)?),
+            Command::Bootstrap(args) => Request::Bootstrap(args.into_request(global)?),
+            Command::ProxyStatus(args) => Request::ProxyStatus(args.into_request(global)?),
+            Command::Version(args) => Request::Version(args.into_request()),
+            Command::Completion(args) => Request::Completion(args),
+        })
+    }
+}
+
+/// The values of `--color` ([`ColorChoice`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<Color> for ColorChoice {
+    fn from(value: Color) -> ColorChoice {
+        match value {
+            Color::Auto => ColorChoice::Auto,
+            Color::Always => ColorChoice::Always,
+            Color::Never => ColorChoice::Never,
+        }
+    }
 }
 
 /// The flags every command understands.
@@ -116,8 +172,8 @@ impl Command {
 #[command(next_help_heading = "Global options")]
 pub struct CommonArgs {
     /// When to use colors (on stdout and in stderr messages and logs)
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
 
     /// Log what mesh-doctor does to stderr (-v: info, -vv: debug)
     #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
@@ -196,7 +252,7 @@ pub fn resolve(common: &CommonArgs, before: &KubeArgs, after: Option<&KubeArgs>)
                 .then(|| mark_start().checked_add(timeout))
                 .flatten(),
         },
-        color: common.color,
+        color: common.color.into(),
         verbose: common.verbose,
     }
 }

@@ -1,6 +1,5 @@
 //! `kubectl mesh-doctor codes`: every finding code, its level and meaning.
 
-use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::json;
 
@@ -10,14 +9,8 @@ use crate::exit;
 use crate::findings::messages::ALL;
 use crate::output::write;
 
-#[derive(Debug, Args)]
-pub struct CodesArgs {
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = CodesFormat::Text, help_heading = "Output options")]
-    pub output: CodesFormat,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// How `codes` shows the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CodesFormat {
     /// One row per code: CODE, NAME, LEVEL, DESCRIPTION
     Text,
@@ -27,8 +20,14 @@ pub enum CodesFormat {
     Yaml,
 }
 
-pub fn run(args: CodesArgs) -> Result<u8> {
-    let text = match args.output {
+/// What `codes` is asked to do, decided from its flags (by the CLI).
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub output: CodesFormat,
+}
+
+pub fn run(request: Request) -> Result<u8> {
+    let text = match request.output {
         CodesFormat::Json | CodesFormat::Yaml => {
             let items: Vec<_> = ALL
                 .iter()
@@ -43,7 +42,7 @@ pub fn run(args: CodesArgs) -> Result<u8> {
                 })
                 .collect();
             let value = serde_json::Value::Array(items);
-            if args.output == CodesFormat::Yaml {
+            if request.output == CodesFormat::Yaml {
                 crate::formats::yaml_write::to_string(&value)
             } else {
                 format!("{}\n", crate::output::json::pretty_json(&value))

@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use clap::Args;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -25,23 +24,8 @@ use crate::output::write;
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 
-const AFTER_HELP_TEXT: &str = "\
-Examples:
-  kubectl mesh-doctor version
-  kubectl mesh-doctor version --client
-  kubectl mesh-doctor version -o json
-  kubectl mesh-doctor version --context east --context west
-
-The control plane is every istiod Deployment (label app=istiod), one per revision, with the
-version of its discovery container's image and its ready/desired replicas; without a Deployment,
-istiod is found by its pods (label app=istiod), as proxy-status finds it. The data plane is
-every Running pod with an istio-proxy container (a sidecar or a gateway; Pending, finished and
-deleted pods are not counted), grouped by the version of that container's image, in every
-namespace or, with -n, in that namespace.
-
-";
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+/// How `version` shows its result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum VersionFormat {
     /// `client version: ...`, then one table per cluster
     #[default]
@@ -52,19 +36,12 @@ pub enum VersionFormat {
     Yaml,
 }
 
-#[derive(Debug, Args)]
-#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::VERSION))]
-pub struct VersionArgs {
-    /// Print only the client version (no cluster is contacted)
-    #[arg(long)]
-    pub client: bool,
-
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = VersionFormat::Text, help_heading = "Output options")]
+/// What `version` is asked to do, decided from its flags (by the CLI).
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// Only the client's version: no cluster is contacted.
+    pub client_only: bool,
     pub output: VersionFormat,
-
-    #[command(flatten)]
-    pub kube: crate::flags::KubeArgs,
 }
 
 /// One istiod Deployment.
@@ -468,9 +445,9 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
     })
 }
 
-pub async fn run(args: VersionArgs, global: &Global) -> Result<u8> {
-    if args.client {
-        let text = match args.output {
+pub async fn run(global: &Global, request: Request) -> Result<u8> {
+    if request.client_only {
+        let text = match request.output {
             VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
             VersionFormat::Json => render_json(None),
             VersionFormat::Yaml => crate::formats::yaml_write::from_json_text(&render_json(None)),
@@ -502,7 +479,7 @@ pub async fn run(args: VersionArgs, global: &Global) -> Result<u8> {
             }
         }
     }
-    let text = match args.output {
+    let text = match request.output {
         VersionFormat::Text => render_text(&clusters),
         VersionFormat::Json => render_json(Some(&clusters)),
         VersionFormat::Yaml => {

@@ -12,7 +12,7 @@ use crate::output::json::pretty_json;
 use crate::output::style::Styles;
 
 /// The output formats of `analyze`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// One line per finding: `Warning [IST0103] (Pod ns/name file:line) message`
     #[default]

@@ -4,7 +4,7 @@ use owo_colors::{OwoColorize, Style};
 
 use crate::findings::messages::Level;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ColorChoice {
     #[default]
     Auto,

@@ -10,7 +10,6 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use clap::Args;
 use comfy_table::{Cell, Table};
 
 use crate::output::style::Tone;
@@ -26,7 +25,6 @@ use crate::commands::bootstrap::{inputs, overlay};
 use crate::diagnosis::Lookup;
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::formats::duration::parse_duration;
 use crate::formats::text::one_line;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
@@ -40,40 +38,11 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use crate::source::pod::get_pod;
 
-pub const EXPLAIN_AFTER_HELP_TEXT: &str = "\
-What it shows, each with its value, its source and a check:
-  node.id          <type>~<pod IP>~<pod name>.<namespace>~<domain>: the proxy type from
-                   `pilot-agent proxy <type>`, INSTANCE_IP (status.podIP), POD_NAME,
-                   POD_NAMESPACE and the --domain argument; checked against the pod and
-                   against what istiod accepts
-  node and control plane
-                   node.cluster, the discovery address, CA_ADDR, the certificate provider,
-                   the admin, status, health and Prometheus ports, the ADS cluster; application
-                   ports that collide with the sidecar's
-  node.metadata    every ISTIO_META_* variable (and proxyMetadata); CLUSTER_ID must be set
-  credentials      the projected istio-token (its audience must be istio-ca) and the
-                   istio-ca-root-cert ConfigMap (it must exist, with root-cert.pem)
-  custom bootstrap the sidecar.istio.io/bootstrapOverride ConfigMap: it must exist, and its
-                   custom_bootstrap.json, merged over pilot-agent's bootstrap as Envoy merges
-                   it, must pass the `bootstrap validate` checks
-  live bootstrap   node.id, node.cluster, the admin port, the ADS cluster and the metadata
-                   compared with /config_dump of the running Envoy; when the proxy does not
-                   answer, \"live bootstrap: not available (<reason>)\" (never fatal)
-
-The admin port is reached with a port-forward through the API server (needs `create` on
-pods/portforward), or with --direct on the pod IP when mesh-doctor runs inside the cluster.
-
-Examples:
-  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop
-  kubectl mesh-doctor bootstrap explain pod/web-7d4b9 -n shop -o json
-  kubectl mesh-doctor bootstrap explain web-7d4b9 -n shop --direct --probe-timeout 2s
-
-";
-
 /// Values longer than this are cut in the text output (`-o json` has them whole).
 const VALUE_WIDTH: usize = 64;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+/// How `bootstrap explain` shows its result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExplainFormat {
     /// Tables of ingredient | value | source | check, problems, and the live comparison
     #[default]
@@ -84,38 +53,18 @@ pub enum ExplainFormat {
     Yaml,
 }
 
-#[derive(Debug, Args)]
-pub struct ExplainArgs {
-    /// The pod (NAME or pod/NAME), in -n NAMESPACE or the context's namespace
-    #[arg(value_name = "POD")]
+/// `bootstrap explain POD`, decided from its flags (by the CLI).
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The pod's name (without `pod/`), in the namespace of `source::live::scope_namespace`.
     pub pod: String,
-
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text, help_heading = "Output options")]
     pub output: ExplainFormat,
-
-    /// Connect to the pod IP instead of port-forwarding through the API server (for running
-    /// inside the cluster, e.g. as a Job)
-    #[arg(long)]
+    /// Reach the admin port on the pod IP rather than through a port-forward.
     pub direct: bool,
-
-    /// Time allowed to connect to the admin port, and for /config_dump to answer
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    pub probe_timeout: Duration,
-
-    /// Ask the running Envoy for its /config_dump to compare (the default)
-    #[arg(long, overrides_with = "no_probe")]
+    /// Ask the running Envoy for its /config_dump to compare.
     pub probe: bool,
-
-    /// Do not contact the proxy: explain from the API objects only (no live comparison)
-    #[arg(long, overrides_with = "probe")]
-    pub no_probe: bool,
-
-    #[command(flatten)]
-    pub kube: crate::flags::KubeArgs,
+    pub probe_timeout: Duration,
 }
-
-use crate::source::pod::pod_name;
 
 fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     match result {
@@ -125,13 +74,8 @@ fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
     }
 }
 
-pub async fn run(args: ExplainArgs, global: &Global) -> Result<u8> {
-    if global.context.len() > 1 {
-        return Err(Error::Usage(
-            "bootstrap explain examines one pod: give at most one --context".to_string(),
-        ));
-    }
-    let name = pod_name(&args.pod)?.to_string();
+pub async fn run(global: &Global, request: Request) -> Result<u8> {
+    let name = request.pod.clone();
     let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
     let namespace = live::scope_namespace(global, Some(&cluster));
     tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "explaining the bootstrap");
@@ -145,13 +89,13 @@ pub async fn run(args: ExplainArgs, global: &Global) -> Result<u8> {
         .get("admin port")
         .and_then(|p| p.parse::<u16>().ok())
         .unwrap_or(crate::probe::admin::ADMIN_PORT);
-    let live = live_bootstrap(&cluster, &pod, admin_port, &args).await;
+    let live = live_bootstrap(&cluster, &pod, admin_port, &request).await;
 
     let mut explanation = explanation::explain_pod(&pod, &around, live)
         .map_err(|e| not_meshed(&namespace, &name, &e))?;
     explanation.notes.append(&mut notes);
 
-    let text = match args.output {
+    let text = match request.output {
         ExplainFormat::Json => json_text(&explanation),
         ExplainFormat::Yaml => crate::formats::yaml_write::from_json_text(&json_text(&explanation)),
         ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
@@ -268,21 +212,21 @@ async fn live_bootstrap(
     cluster: &Cluster,
     pod: &Pod,
     admin_port: u16,
-    args: &ExplainArgs,
+    request: &Request,
 ) -> LiveBootstrap {
     if let Some(reason) = not_running(pod) {
         return Err(reason);
     }
-    if args.no_probe {
+    if !request.probe {
         return Err("not asked (--no-probe)".to_string());
     }
     let limits = Limits {
-        connect_timeout: args.probe_timeout,
-        request_timeout: args.probe_timeout,
+        connect_timeout: request.probe_timeout,
+        request_timeout: request.probe_timeout,
         ..Limits::default()
     };
     let path = format!("/config_dump?mask={}", url_encode("bootstrap"));
-    if args.direct {
+    if request.direct {
         let ip = pod
             .status
             .as_ref()

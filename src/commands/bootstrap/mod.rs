@@ -17,7 +17,6 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
@@ -27,7 +26,6 @@ use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::{self, DOCS_BASE, Level};
 use crate::findings::{Finding, ResourceRef};
-use crate::formats::duration::parse_duration;
 use crate::output::findings::finding_value;
 use crate::output::json::pretty_json;
 use crate::output::style::{Stream, Styles};
@@ -40,87 +38,8 @@ pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
 /// Envoy output beyond this is read and dropped.
 const OUTPUT_CAP: usize = 4 << 20;
 
-const VALIDATE_AFTER_HELP_TEXT: &str = "\
-Checks (each problem is a finding with the JSON path into the document and its line):
-  MD0301  ADS, CDS and LDS gRPC clusters exist among the static (non-EDS) clusters
-  MD0302  no two static clusters share a name
-  MD0303  routes of static listeners point at existing clusters
-  MD0304  node.id is set when xDS is used; an Istio proxy's node.id is one istiod accepts
-  MD0305  node.cluster is set when xDS is used
-  MD0306  admin and listener ports do not collide with 15001, 15006, 15020, 15021, 15090
-          (and 15000, for a bootstrap that is not the sidecar's own)
-  MD0307  the file is valid JSON (strict) or YAML, one mapping; errors give line and column
-  MD0308  no unknown fields at the top level, in node, admin, static_resources,
-          dynamic_resources and their xDS config sources
-  MD0309  a real `envoy --mode validate` accepts the file (when an Envoy binary is found)
-  MD0310  an Istio proxy's node.id has the <pod>.<namespace> and <namespace>.svc.<domain> parts
-  MD0311  no two static listeners (or the admin interface and a listener) bind the same address
-  MD0312  the fields of the messages MD0308 checks have values of the right type (a mapping for
-          a message, a list of mappings for clusters and listeners, a string for node.id...)
-
-Envoy is looked for in --envoy, then $MESH_DOCTOR_ENVOY, then `envoy` on PATH; --no-envoy runs
-only the static checks. YAML input is given to Envoy as a temporary JSON copy.
-
-Examples:
-  # the bootstrap pilot-agent would write, checked before rollout
-  kubectl mesh-doctor bootstrap validate envoy-rev.json
-
-  # a custom bootstrap from stdin, with a specific Envoy, as JSON for CI
-  kubectl mesh-doctor bootstrap validate - --envoy /usr/local/bin/envoy -o json < custom.yaml
-
-";
-
-#[derive(Debug, Args)]
-pub struct BootstrapArgs {
-    #[command(subcommand)]
-    pub command: BootstrapCommand,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum BootstrapCommand {
-    /// Check an Envoy bootstrap (JSON or YAML) for the mistakes that crash istio-proxy at start
-    #[command(after_help = crate::exit::after_help(VALIDATE_AFTER_HELP_TEXT, &crate::exit::BOOTSTRAP_VALIDATE))]
-    Validate(ValidateArgs),
-    /// Where each part of a live pod's bootstrap comes from (node.id, metadata, token, root
-    /// certificate, bootstrapOverride), checked and compared with its running Envoy
-    #[command(after_help = crate::exit::after_help(explain::EXPLAIN_AFTER_HELP_TEXT, &crate::exit::BOOTSTRAP_EXPLAIN))]
-    Explain(explain::ExplainArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ValidateArgs {
-    /// The bootstrap file ("-" reads stdin)
-    #[arg(value_name = "FILE|-")]
-    pub file: PathBuf,
-
-    /// Also run this Envoy binary with --mode validate (default: $MESH_DOCTOR_ENVOY, then
-    /// `envoy` on PATH)
-    #[arg(long, value_name = "PATH")]
-    pub envoy: Option<PathBuf>,
-
-    /// Run only the static checks, even when an Envoy binary is found
-    #[arg(long, conflicts_with = "envoy")]
-    pub no_envoy: bool,
-
-    /// How long `envoy --mode validate` may run before it is stopped
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
-    pub envoy_timeout: Duration,
-
-    /// The largest bootstrap file (or stdin) read, e.g. 64Mi; a larger one is exit 65
-    #[arg(long, value_name = "SIZE", value_parser = crate::formats::duration::parse_size,
-          default_value = crate::source::files::DEFAULT_MAX_INPUT_FLAG)]
-    pub max_input_size: u64,
-
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
-    pub output: OutputFormat,
-
-    /// The lowest level that makes the command exit 79
-    #[arg(long, value_name = "LEVEL", value_parser = crate::flags::level_parser(), default_value = "Warning")]
-    pub failure_threshold: Level,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+/// How `bootstrap validate` shows its findings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OutputFormat {
     /// One block per finding: level, code, file:line, JSON path, then the message
     #[default]
@@ -131,10 +50,35 @@ pub enum OutputFormat {
     Yaml,
 }
 
-pub async fn run(args: BootstrapArgs, global: &Global) -> Result<u8> {
-    match args.command {
-        BootstrapCommand::Validate(args) => validate(args, global).await,
-        BootstrapCommand::Explain(args) => explain::run(args, global).await,
+/// What `bootstrap` is asked to do, decided from its flags (by the CLI).
+#[derive(Clone, Debug)]
+pub enum Request {
+    Validate(ValidateRequest),
+    Explain(explain::Request),
+}
+
+/// `bootstrap validate FILE`.
+#[derive(Clone, Debug)]
+pub struct ValidateRequest {
+    /// The bootstrap file, `-` for stdin.
+    pub file: PathBuf,
+    /// The Envoy binary named with --envoy (else $MESH_DOCTOR_ENVOY, else `envoy` on PATH).
+    pub envoy: Option<PathBuf>,
+    /// Only the static checks: no Envoy is run (--no-envoy).
+    pub static_only: bool,
+    /// How long `envoy --mode validate` may run.
+    pub envoy_timeout: Duration,
+    /// The largest bootstrap file (or stdin) read, in bytes.
+    pub max_input_size: u64,
+    pub output: OutputFormat,
+    /// The lowest level that makes the command exit 79.
+    pub failure_threshold: Level,
+}
+
+pub async fn run(global: &Global, request: Request) -> Result<u8> {
+    match request {
+        Request::Validate(request) => validate(global, request).await,
+        Request::Explain(request) => explain::run(global, request).await,
     }
 }
 
@@ -194,15 +138,15 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-async fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
-    let stdin = args.file.as_os_str() == "-";
+async fn validate(global: &Global, request: ValidateRequest) -> Result<u8> {
+    let stdin = request.file.as_os_str() == "-";
     let shown: Arc<str> = if stdin {
         Arc::from("<stdin>")
     } else {
-        Arc::from(args.file.display().to_string())
+        Arc::from(request.file.display().to_string())
     };
-    let text = read_input(&args.file, stdin, &shown, args.max_input_size)?;
-    let file_name = (!stdin).then(|| args.file.to_string_lossy().into_owned());
+    let text = read_input(&request.file, stdin, &shown, request.max_input_size)?;
+    let file_name = (!stdin).then(|| request.file.to_string_lossy().into_owned());
     let format = Format::detect(file_name.as_deref(), &text);
     let parsed = bootstrap::parse(&text, format);
     let problems: Vec<Problem> = match &parsed {
@@ -211,16 +155,16 @@ async fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
     };
 
     let mut envoy_error = None;
-    let verdict = if args.no_envoy {
+    let verdict = if request.static_only {
         None
     } else {
-        match find_envoy(args.envoy.as_deref()) {
+        match find_envoy(request.envoy.as_deref()) {
             None => None,
             Some(binary) => {
                 let input =
-                    EnvoyInput::prepare(&args.file, stdin, &text, format, parsed.as_ref().ok());
+                    EnvoyInput::prepare(&request.file, stdin, &text, format, parsed.as_ref().ok());
                 let verdict = match input {
-                    Ok(input) => run_envoy(&binary.path, input.path(), args.envoy_timeout).await,
+                    Ok(input) => run_envoy(&binary.path, input.path(), request.envoy_timeout).await,
                     Err(e) => Err(e),
                 };
                 match verdict {
@@ -255,9 +199,9 @@ async fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
 
     let failing = findings
         .iter()
-        .filter(|(f, _)| f.level().reaches(args.failure_threshold))
+        .filter(|(f, _)| f.level().reaches(request.failure_threshold))
         .count();
-    let out = match args.output {
+    let out = match request.output {
         OutputFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render_text(&findings, verdict.as_ref(), &styles)
@@ -271,7 +215,7 @@ async fn validate(args: ValidateArgs, global: &Global) -> Result<u8> {
                 envoy_error.as_deref(),
                 failing == 0,
             );
-            if args.output == OutputFormat::Yaml {
+            if request.output == OutputFormat::Yaml {
                 crate::formats::yaml_write::from_json_text(&json)
             } else {
                 json

@@ -12,15 +12,12 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::Args;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
 
 use crate::error::{Error, Result};
 use crate::exit;
-use crate::formats::duration::parse_duration;
-use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::syncz::{self, Syncz};
 use crate::kube::snapshot::Object;
@@ -38,47 +35,11 @@ pub const ISTIOD_MONITORING_PORT: u16 = 15014;
 /// The largest syncz answer read (10,000 proxies are about 15 MB).
 const MAX_SYNCZ_BYTES: usize = 512 * 1024 * 1024;
 
-const AFTER_HELP_TEXT: &str = "\
-Columns:
-  NAME              the proxy ID (POD.NAMESPACE)
-  CLUSTER           the proxy's cluster ID, as istiod reports it
-  ISTIOD            the istiod pod the proxy is connected to; - when it is connected to none
-  VERSION           the proxy's Istio version (for unconnected pods: the istio-proxy image tag);
-                    [skew] one minor behind istiod (supported), [skew!] unsupported skew
-  SUBSCRIBED TYPES  the xDS types the proxy asked for (--types: one column per type instead)
-  STATUS            SYNCED, NOT SENT, STALE, ERROR (a type rejected), CONNECTED (no type yet),
-                    NOT CONNECTED (a sidecar pod no istiod knows), STARTING (a young pod),
-                    UNKNOWN (an istiod could not be asked), NOT RUNNING (finished pods)
-  ENVOY             with --probe: Envoy's own state (LIVE, PRE_INITIALIZING, ...)
-  REASON            why: the pod status, the rejected type, the unacknowledged types
-
---types adds one column per xDS type (CDS, LDS, EDS, RDS, ECDS, ...) with the state and the
-time since istiod last sent it, e.g. SYNCED (2m5s). -v logs to stderr, as in every command.
-
---fail-on is not --failure-threshold: it matches proxy states (STALE, ERROR, ...), which have
-no Info/Warning/Error level.
-
-istiod is found by label (--istiod-selector, default app=istiod) in --istio-namespace and
-asked through a port-forward to port 15014 (needs `create` on pods/portforward in that
-namespace). --istiod-url asks an istiod you reach yourself (a local port-forward, an istiod
-outside the cluster). --syncz-file reads saved answers (curl .../debug/syncz, or
-istioctl proxy-status -o json) without asking any istiod.
-
-Examples:
-  kubectl mesh-doctor proxy-status
-  kubectl mesh-doctor proxy-status -n shop --types
-  kubectl mesh-doctor proxy-status web-7d4b9 -n shop --probe
-  kubectl mesh-doctor proxy-status -o json --fail-on error,disconnected
-  kubectl mesh-doctor proxy-status --istiod-url http://127.0.0.1:15014 --istiod-name istiod-1
-  kubectl mesh-doctor proxy-status --syncz-file syncz.json --pods-file pods.json
-
-";
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+/// How `proxy-status` shows its rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// istioctl's columns plus STATUS (and ENVOY with --probe, REASON when there is one)
     #[default]
-    #[value(alias = "table")]
     Text,
     /// The table with istiod's version, the proxy type, the pod status and whole reasons
     Wide,
@@ -88,93 +49,43 @@ pub enum Format {
     Yaml,
 }
 
-#[derive(Debug, Args)]
-#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::PROXY_STATUS))]
-pub struct ProxyStatusArgs {
-    /// One proxy: POD (in -n NAMESPACE or the context's namespace), POD.NAMESPACE or pod/POD
-    #[arg(value_name = "POD")]
+/// What `proxy-status` is asked to do, decided from its flags (by the CLI): the flags that
+/// exclude each other are checked there.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// One proxy: POD, POD.NAMESPACE or pod/POD.
     pub proxy: Option<String>,
-
-    /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = Format::Text, help_heading = "Output options")]
     pub output: Format,
-
-    /// One column per xDS type (CDS, LDS, EDS, RDS, ...) instead of SUBSCRIBED TYPES
-    #[arg(long, help_heading = "Output options")]
+    /// One column per xDS type instead of SUBSCRIBED TYPES (--types).
     pub types: bool,
-
-    /// Every namespace (the default unless -n is given, as istioctl does)
-    #[arg(short = 'A', long)]
+    /// Every namespace, even with -n.
     pub all_namespaces: bool,
-
-    /// What makes the command exit 79 (comma-separated)
-    #[arg(long, value_enum, value_delimiter = ',', default_value = FailOn::DEFAULT, value_name = "LIST")]
+    /// What makes the command exit 79.
     pub fail_on: Vec<FailOn>,
-
-    /// Also ask each running proxy's Envoy for its state (/server_info on port 15000)
-    #[arg(long, overrides_with = "no_probe")]
+    /// Ask each running proxy's Envoy for its state.
     pub probe: bool,
-
-    /// Do not contact any proxy (the default)
-    #[arg(long, overrides_with = "probe")]
-    pub no_probe: bool,
-
-    /// With --probe: connect to the pod IPs instead of port-forwarding (inside the cluster)
-    #[arg(long, requires = "probe")]
+    /// With probe: the pod IPs rather than port-forwards.
     pub direct: bool,
-
-    /// With --probe: how many proxies are asked at the same time
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    /// With probe: how many proxies are asked at the same time (1 to 256).
     pub concurrency: u16,
-
-    /// With --probe: time allowed for each proxy, to connect and to answer
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     pub probe_timeout: Duration,
-
-    /// Time allowed for each istiod, to connect and to answer
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30s")]
+    /// Time allowed for each istiod, to connect and to answer.
     pub istiod_timeout: Duration,
-
-    /// The namespace istiod runs in
-    #[arg(short = 'i', long, value_name = "NAMESPACE", default_value = ISTIO_NAMESPACE)]
+    /// The namespace istiod runs in.
     pub istio_namespace: String,
-
-    /// The label selector of istiod's pods
-    #[arg(long, value_name = "SELECTOR", default_value = "app=istiod")]
+    /// The label selector of istiod's pods.
     pub istiod_selector: String,
-
-    /// Only the istiod pods of this revision (label istio.io/rev)
-    #[arg(short = 'r', long, value_name = "REVISION")]
+    /// Only the istiod pods of this revision.
     pub revision: Option<String>,
-
-    /// Ask the istiod at this address instead of finding its pods (repeatable; http only): a
-    /// local `kubectl port-forward`, or an istiod outside the cluster. Its monitoring port
-    /// (15014) also answers /version
-    #[arg(long = "istiod-url", value_name = "URL")]
+    /// istiods asked at these addresses instead of found in the cluster (never with
+    /// `syncz_files`).
     pub istiod_urls: Vec<String>,
-
-    /// The name to show for each --istiod-url or --syncz-file, in the same order
-    #[arg(long = "istiod-name", value_name = "NAME")]
+    /// The names shown for the `istiod_urls` or `syncz_files`, in order (at most one each).
     pub istiod_names: Vec<String>,
-
-    /// Read an istiod's answer from a file instead of asking it (repeatable; - for stdin): the
-    /// JSON of /debug/syncz, or of `istioctl proxy-status -o json`. No cluster is contacted
-    /// unless --probe is given
-    #[arg(long = "syncz-file", value_name = "FILE", help_heading = "Offline")]
+    /// Saved istiod answers read instead of asking any istiod (`-` for stdin).
     pub syncz_files: Vec<PathBuf>,
-
-    /// With --syncz-file: the pods, as `kubectl get pods -A -o json` prints them, to find the
-    /// sidecars no istiod knows
-    #[arg(
-        long = "pods-file",
-        value_name = "FILE",
-        requires = "syncz_files",
-        help_heading = "Offline"
-    )]
+    /// With `syncz_files`: the pods, as `kubectl get pods -A -o json` prints them.
     pub pods_file: Option<PathBuf>,
-
-    #[command(flatten)]
-    pub kube: crate::flags::KubeArgs,
 }
 
 /// Where the rows come from.
@@ -185,25 +96,8 @@ struct Gathered {
     cluster: Option<Cluster>,
 }
 
-pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
+pub async fn run(global: &Global, args: Request) -> Result<u8> {
     let offline = !args.syncz_files.is_empty();
-    if offline && !args.istiod_urls.is_empty() {
-        return Err(Error::Usage(
-            "give either --syncz-file or --istiod-url, not both".to_string(),
-        ));
-    }
-    let sources = args.syncz_files.len().max(args.istiod_urls.len());
-    if args.istiod_names.len() > sources {
-        return Err(Error::Usage(format!(
-            "{} --istiod-name for {sources} --istiod-url/--syncz-file: give one name per address or file",
-            args.istiod_names.len()
-        )));
-    }
-    if global.context.len() > 1 {
-        return Err(Error::Usage(
-            "proxy-status reads one cluster: give at most one --context".to_string(),
-        ));
-    }
     let now = jiff::Timestamp::now();
 
     let mut gathered = if offline {
@@ -323,7 +217,7 @@ pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
 
 /// The namespace filter: `-n` (unless -A), or for `proxy-status NAME` the namespace in
 /// `NAME.NAMESPACE`, else the context's namespace.
-fn scope(args: &ProxyStatusArgs, global: &Global, cluster: Option<&Cluster>) -> Option<String> {
+fn scope(args: &Request, global: &Global, cluster: Option<&Cluster>) -> Option<String> {
     if args.all_namespaces {
         return None;
     }
@@ -367,7 +261,7 @@ fn shown(path: &Path) -> String {
     }
 }
 
-fn read_syncz_files(args: &ProxyStatusArgs) -> Result<Vec<IstiodAnswer>> {
+fn read_syncz_files(args: &Request) -> Result<Vec<IstiodAnswer>> {
     let mut out = Vec::new();
     for (i, path) in args.syncz_files.iter().enumerate() {
         let text = read_text(path)?;
@@ -483,7 +377,7 @@ async fn ask<T: Transport>(
 }
 
 async fn gather_live(
-    args: &ProxyStatusArgs,
+    args: &Request,
     cluster: Cluster,
     namespace: Option<&str>,
 ) -> Result<Gathered> {
@@ -551,7 +445,7 @@ fn parse_url(url: &str) -> Result<(String, u16, String)> {
 }
 
 async fn istiod_at_url(
-    args: &ProxyStatusArgs,
+    args: &Request,
     index: usize,
     url: &str,
     namespace: Option<&str>,
@@ -595,7 +489,7 @@ async fn istiod_at_url(
 
 /// Finds istiod's pods by label and asks each running one through a port-forward.
 async fn istiods_in_cluster(
-    args: &ProxyStatusArgs,
+    args: &Request,
     cluster: &Cluster,
     namespace: Option<&str>,
 ) -> Result<(Vec<IstiodAnswer>, Option<String>)> {
@@ -705,12 +599,7 @@ async fn istiods_in_cluster(
 }
 
 /// Asks each running proxy's Envoy for `/server_info`, `--concurrency` at a time.
-async fn probe_rows(
-    args: &ProxyStatusArgs,
-    cluster: &Cluster,
-    pods: Option<&[Pod]>,
-    report: &mut Report,
-) {
+async fn probe_rows(args: &Request, cluster: &Cluster, pods: Option<&[Pod]>, report: &mut Report) {
     let limits = Limits {
         connect_timeout: args.probe_timeout,
         request_timeout: args.probe_timeout,

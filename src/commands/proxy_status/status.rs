@@ -211,7 +211,7 @@ impl Row {
 }
 
 /// What makes `proxy-status` exit 79.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailOn {
     /// A type pushed but not acknowledged
     Stale,

@@ -1,5 +1,5 @@
-//! The clap pieces every command's flags share, below the commands (which embed them) and the
-//! CLI (which merges them): the kubeconfig flags and the finding-level values.
+//! The clap pieces several commands' flags share: the kubeconfig flags (merged into
+//! `request::Global` by [`super::resolve`]) and the parser of the finding-level values.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,0 +1,123 @@
+//! `pod`'s flags, and the request they make.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::flags::{KubeArgs, level_parser};
+use crate::commands::pod::{PodFormat, Request};
+use crate::error::{Error, Result};
+use crate::findings::messages::Level;
+use crate::formats::duration::parse_duration;
+use crate::request::Global;
+use crate::source::pod::pod_name;
+
+const AFTER_HELP_TEXT: &str = "\
+What it checks:
+  not meshed       why the pod has no sidecar: namespace not labelled, opted out, created
+                   before the label (restart it), no injection webhook matches, no injection
+                   webhook installed at all (istiod missing), hostNetwork
+  starting         not ready yet, but within the startup grace (istio-proxy's readiness probe:
+                   initialDelaySeconds + periodSeconds x failureThreshold, else 60s): no finding
+  crash            OOMKilled (memory limit, MD0108), image cannot be pulled (MD0108), exits
+                   with a code and no known log line (MD0101)
+  bootstrap crash  istio-proxy crash-loops; quotes the Envoy error from its logs (MD0101)
+  waiting          Envoy runs but istiod never configured it (PRE_INITIALIZING, 15021 not
+                   ready, not connected); checks istiod's endpoints, NetworkPolicies on
+                   port 15012, the istio-ca-root-cert ConfigMap and the token audience (MD0102);
+                   a bootstrap discovery address that is not istiod's (MD0109)
+  also             configuration rejected by the proxy (MD0104), certificate expired or
+                   expiring (MD0105), application not ready while the proxy is LIVE (MD0106),
+                   proxy unreachable (MD0107)
+
+The proxy is reached with a port-forward through the API server (needs `create` on
+pods/portforward), or with --direct on the pod IP when mesh-doctor runs inside the cluster.
+Logs need `get` on pods/log. What cannot be read is reported, never fatal.
+
+Examples:
+  kubectl mesh-doctor pod web-7d4b9 -n shop
+  kubectl mesh-doctor pod web-7d4b9 -n shop -o json
+  kubectl mesh-doctor pod web-7d4b9 -n shop --direct --probe-timeout 2s   # inside the cluster
+
+";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Next steps
+    Text,
+    /// One JSON document with the verdict, findings, evidence, checks and raw probe results
+    Json,
+    /// The same document as YAML
+    Yaml,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::POD))]
+pub struct PodArgs {
+    /// The pod (NAME or pod/NAME), in -n NAMESPACE or the context's namespace
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// Output format
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
+    pub output: OutputFormat,
+
+    /// Connect to the pod IP instead of port-forwarding through the API server (for running
+    /// inside the cluster, e.g. as a Job)
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Time allowed for each probe request, to connect and to answer (e.g. 2s, 500ms)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
+    pub probe_timeout: Duration,
+
+    /// The lowest finding level that makes the command exit 79
+    #[arg(long, value_name = "LEVEL", value_parser = level_parser(), default_value = "Warning")]
+    pub failure_threshold: Level,
+
+    /// Contact the proxy: admin port, 15021 and its logs (the default)
+    #[arg(long, overrides_with = "no_probe")]
+    pub probe: bool,
+
+    /// Do not contact the proxy (no port-forward, no logs): judge from the API objects only
+    #[arg(long, overrides_with = "probe")]
+    pub no_probe: bool,
+
+    /// Accept a partial result: exit 0 rather than 69 when something around the pod could not
+    /// be read (RBAC, errors, timeouts) and no finding reaches the failure threshold
+    #[arg(long)]
+    pub allow_incomplete: bool,
+
+    #[command(flatten)]
+    pub kube: KubeArgs,
+}
+
+impl From<OutputFormat> for PodFormat {
+    fn from(value: OutputFormat) -> PodFormat {
+        match value {
+            OutputFormat::Text => PodFormat::Text,
+            OutputFormat::Json => PodFormat::Json,
+            OutputFormat::Yaml => PodFormat::Yaml,
+        }
+    }
+}
+
+impl PodArgs {
+    /// The request: one pod on one cluster, probed unless --no-probe.
+    pub fn into_request(self, global: &Global) -> Result<Request> {
+        if global.context.len() > 1 {
+            return Err(Error::Usage(
+                "pod examines one pod: give at most one --context".to_string(),
+            ));
+        }
+        Ok(Request {
+            pod: pod_name(&self.name)?.to_string(),
+            output: self.output.into(),
+            direct: self.direct,
+            probe: !self.no_probe,
+            probe_timeout: self.probe_timeout,
+            failure_threshold: self.failure_threshold,
+            allow_incomplete: self.allow_incomplete,
+        })
+    }
+}
