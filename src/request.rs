@@ -1,6 +1,6 @@
-//! Resolved requests: the plain values the commands take, made once from the parsed flags by
-//! `cli` (as ripgrep turns its flags into high-level arguments). Commands never see clap's
-//! structs of the global flags.
+//! Resolved requests: the plain values every command takes, made once from the parsed flags by
+//! `cli` (as ripgrep turns its flags into high-level arguments). Each command's own request is
+//! in its folder (`commands::<command>::Request`); commands never see the parser's structs.
 
 use std::ops::Deref;
 

@@ -1,6 +1,6 @@
 //! The shape of the crate, checked: dependencies point one way (down the layers of
-//! docs/architecture.md), the command folders never use each other, and no production file is
-//! over 800 code lines.
+//! docs/architecture.md), the command folders never use each other, nothing below the CLI names
+//! clap, and no production file is over 800 code lines.
 //!
 //! The test reads every `crate::` and `super::` path of the non-test code in `src/` (and the
 //! `mesh_doctor::` paths of `src/main.rs`), places each module in its unit and layer with
@@ -21,12 +21,9 @@ const PLACES: &[(&str, &str, u8)] = &[
     ("output", "output", 6),
     ("error", "errors", 7),
     ("exit", "errors", 7),
-    // `#[macro_export]` macros live at the crate root.
-    ("exit_codes_help", "errors", 7),
     ("source", "source", 8),
     ("probe", "probe", 9),
     ("request", "request", 10),
-    ("flags", "request", 10),
     ("commands", "commands", 11),
     ("commands::analyze", "commands::analyze", 11),
     ("commands::bootstrap", "commands::bootstrap", 11),
@@ -465,6 +462,120 @@ fn dependencies_point_down_and_commands_never_use_each_other() {
         "these known violations are gone: remove them from KNOWN_VIOLATIONS:\n{}",
         gone.join("\n")
     );
+}
+
+/// The crate that parses the command line: only the CLI layer (and `main.rs`) may name it.
+const PARSER: &str = "clap";
+
+/// The rank of the CLI layer in [`PLACES`].
+fn cli_rank() -> u8 {
+    PLACES
+        .iter()
+        .find(|(prefix, _, _)| *prefix == "cli")
+        .map(|(_, _, rank)| *rank)
+        .unwrap()
+}
+
+/// `code` with the contents of its string literals blanked (a help text may say "clap").
+fn strip_strings(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let starts_literal = c == '"' || (c == 'r' && matches!(next, Some('"') | Some('#')));
+        if starts_literal && (i == 0 || !is_ident(chars[i - 1])) {
+            let end = literal_end(&chars, i);
+            if end > i + 1 {
+                out.push_str("\"\"");
+                out.extend(chars[i..end].iter().filter(|c| **c == '\n'));
+                i = end;
+                continue;
+            }
+        } else if c == '\'' {
+            let end = char_literal_end(&chars, i);
+            out.extend(&chars[i..end]);
+            i = end;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// The lines (1-based) where `code` names the crate `name` as a path or a `use` (`name::`,
+/// `use name;`, `extern crate name`), outside comments, tests and string literals.
+fn names_crate(code: &str, name: &str) -> Vec<usize> {
+    let code = strip_strings(code);
+    let mut lines = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let mut from = 0;
+        while let Some(at) = line[from..].find(name) {
+            let start = from + at;
+            let end = start + name.len();
+            from = end;
+            let before = line[..start].chars().last();
+            let after = line[end..].chars().next();
+            if before.is_some_and(|c| is_ident(c) || c == ':') || after.is_some_and(is_ident) {
+                continue;
+            }
+            lines.push(n + 1);
+            break;
+        }
+    }
+    lines
+}
+
+#[test]
+fn nothing_below_the_cli_names_clap() {
+    let cli = cli_rank();
+    let mut below = Vec::new();
+    let mut naming: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for file in sources() {
+        if file.module.is_empty() {
+            continue;
+        }
+        let Some((unit, rank)) = place(&file.module) else {
+            continue; // the dependency test names unplaced modules
+        };
+        let lines = names_crate(&file.code, PARSER);
+        if lines.is_empty() {
+            continue;
+        }
+        *naming.entry(unit).or_default() += 1;
+        if rank < cli {
+            below.push(format!(
+                "{} (unit {unit}, rank {rank}) names {PARSER} on line(s) {lines:?}",
+                file.path.display()
+            ));
+        }
+    }
+    let summary: Vec<String> = naming
+        .iter()
+        .map(|(unit, files)| format!("{unit} ({files} files)"))
+        .collect();
+    println!("{PARSER} is named in: {}", summary.join(", "));
+    assert!(
+        below.is_empty(),
+        "{PARSER} below the CLI layer (its definitions and value parsers belong in src/cli/; a \
+         command takes a plain Request):\n{}",
+        below.join("\n")
+    );
+}
+
+#[test]
+fn the_clap_check_reads_code_not_text() {
+    let code = strip_tests(&strip_comments(
+        "use clap::Args;\n\
+         // clap in a comment\n\
+         let s = \"clap::in a string\";\n\
+         #[derive(Clone, clap::ValueEnum)]\n\
+         let clapper = 1; let x = my_clap::y;\n\
+         #[cfg(test)]\nmod tests { use clap::Parser; }\n",
+    ));
+    assert_eq!(names_crate(&code, "clap"), [1, 4]);
 }
 
 /// Non-blank lines that are not comments, outside `#[cfg(test)]` items.
