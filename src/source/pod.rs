@@ -114,4 +114,13 @@ mod tests {
             Lookup::Unknown("forbidden".into())
         );
     }
+
+    #[test]
+    fn pod_names() {
+        assert_eq!(pod_name("web-1").unwrap(), "web-1");
+        assert_eq!(pod_name("pod/web-1").unwrap(), "web-1");
+        assert_eq!(pod_name("pods/web-1").unwrap(), "web-1");
+        assert!(pod_name("deploy/web").is_err());
+        assert!(pod_name("pod/").is_err());
+    }
 }

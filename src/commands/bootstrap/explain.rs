@@ -525,13 +525,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pod_names() {
-        assert_eq!(pod_name("web-1").unwrap(), "web-1");
-        assert_eq!(pod_name("pod/web-1").unwrap(), "web-1");
-        assert!(pod_name("deploy/web").is_err());
-    }
-
-    #[test]
     fn long_values_are_cut() {
         assert_eq!(one_line("a\n  b", 10), "a b");
         assert_eq!(one_line("abcdefghijkl", 5), "abcd…");

@@ -119,17 +119,3 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     }
     Ok(exit::OK)
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::source::pod::pod_name;
-
-    #[test]
-    fn pod_names() {
-        assert_eq!(pod_name("web-1").unwrap(), "web-1");
-        assert_eq!(pod_name("pod/web-1").unwrap(), "web-1");
-        assert_eq!(pod_name("pods/web-1").unwrap(), "web-1");
-        assert!(pod_name("deploy/web").is_err());
-        assert!(pod_name("pod/").is_err());
-    }
-}
