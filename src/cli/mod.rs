@@ -321,6 +321,8 @@ pub fn rewrite_deprecated(args: Vec<std::ffi::OsString>) -> (Vec<std::ffi::OsStr
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     #[test]
@@ -436,5 +438,155 @@ mod tests {
     fn cli_is_consistent() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+
+    /// The request the command line makes, as `main` makes it.
+    fn request(words: &[&str]) -> Result<Request> {
+        let argv = std::iter::once("kubectl-mesh_doctor")
+            .chain(words.iter().copied())
+            .map(std::ffi::OsString::from)
+            .collect();
+        let (argv, _) = rewrite_deprecated(argv);
+        let cli = parse_from(argv).expect("the words parse");
+        let global = resolve(&cli.common, &cli.kube, cli.command.kube_args());
+        cli.command.into_request(&global)
+    }
+
+    fn usage_error(words: &[&str]) -> String {
+        let e = request(words).expect_err("a usage error");
+        assert_eq!(e.exit_code(), crate::exit::USAGE, "{words:?}: {e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn analyze_decides_what_is_read() {
+        let analyze = |words: &[&str]| match request(words).unwrap() {
+            Request::Analyze(r) => r,
+            other => panic!("{other:?}"),
+        };
+        // No files: the cluster; files: the files alone, unless -k (then they overlay it).
+        let r = analyze(&["analyze"]);
+        assert!(r.read_cluster && r.inputs.is_empty() && r.probe);
+        let r = analyze(&["analyze", "-f", "a.yaml", "b.yaml"]);
+        assert!(!r.read_cluster);
+        assert_eq!(r.inputs, [PathBuf::from("a.yaml"), PathBuf::from("b.yaml")]);
+        assert!(analyze(&["analyze", "-f", "a.yaml", "-k"]).read_cluster);
+        assert!(!analyze(&["analyze", "--use-kube=false", "x.yaml"]).read_cluster);
+        // --probe=false is the deprecated --no-probe; the last of --probe/--no-probe wins.
+        assert!(!analyze(&["analyze", "--probe=false"]).probe);
+        assert!(analyze(&["analyze", "--no-probe", "--probe"]).probe);
+        let r = analyze(&["analyze", "-S", "IST0103=Pod shop/*", "-S", "XX9999=*"]);
+        assert_eq!(r.suppressions.len(), 2);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0].contains("'XX9999'"), "{:?}", r.warnings);
+        let r = analyze(&[
+            "analyze",
+            "-A",
+            "-o",
+            "sarif",
+            "--failure-threshold",
+            "error",
+        ]);
+        assert!(r.all_namespaces);
+        assert_eq!(r.output, crate::output::findings::Format::Sarif);
+        assert_eq!(r.failure_threshold, crate::findings::messages::Level::Error);
+        // -L lists, whatever else is given.
+        assert!(analyze(&["analyze", "-L", "--analyzer", "nope"]).list_analyzers);
+    }
+
+    #[test]
+    fn flag_checks_are_usage_errors() {
+        let e = usage_error(&["analyze", "--use-kube=false"]);
+        assert!(
+            e.contains("nothing to analyse: give manifest files with -f"),
+            "{e}"
+        );
+        let e = usage_error(&["analyze", "-S", "IST0103"]);
+        assert!(e.contains("is not a valid suppression"), "{e}");
+        let e = usage_error(&["analyze", "--analyzer", "nope"]);
+        assert!(
+            e.contains("unknown analyzer \"nope\"; known analyzers: "),
+            "{e}"
+        );
+        let e = usage_error(&["pod", "web", "--context", "a", "--context", "b"]);
+        assert!(e.contains("give at most one --context"), "{e}");
+        let e = usage_error(&["pod", "deploy/web"]);
+        assert!(e.contains("deploy/web"), "{e}");
+        let e = usage_error(&[
+            "bootstrap",
+            "explain",
+            "web",
+            "--context",
+            "a",
+            "--context",
+            "b",
+        ]);
+        assert!(e.contains("give at most one --context"), "{e}");
+        let e = usage_error(&["ps", "--syncz-file", "s.json", "--istiod-url", "http://x:1"]);
+        assert!(
+            e.contains("give either --syncz-file or --istiod-url, not both"),
+            "{e}"
+        );
+        let e = usage_error(&[
+            "ps",
+            "--istiod-url",
+            "http://x:1",
+            "--istiod-name",
+            "a",
+            "--istiod-name",
+            "b",
+        ]);
+        assert!(
+            e.contains("2 --istiod-name for 1 --istiod-url/--syncz-file"),
+            "{e}"
+        );
+        let e = usage_error(&["ps", "--context", "a", "--context", "b"]);
+        assert!(e.contains("proxy-status reads one cluster"), "{e}");
+    }
+
+    #[test]
+    fn requests_carry_plain_values() {
+        match request(&["pod", "pod/web", "--no-probe", "--direct", "-o", "json"]).unwrap() {
+            Request::Pod(r) => {
+                assert_eq!(r.pod, "web");
+                assert!(!r.probe && r.direct);
+                assert_eq!(r.output, commands::pod::PodFormat::Json);
+            }
+            other => panic!("{other:?}"),
+        }
+        match request(&["ps", "-o", "table", "--fail-on", "not-sent,none", "--probe"]).unwrap() {
+            Request::ProxyStatus(r) => {
+                use commands::proxy_status::status::FailOn;
+                assert_eq!(r.output, commands::proxy_status::Format::Text);
+                assert_eq!(r.fail_on, [FailOn::NotSent, FailOn::None]);
+                assert!(r.probe);
+                assert_eq!(r.istio_namespace, "istio-system");
+            }
+            other => panic!("{other:?}"),
+        }
+        match request(&["ps"]).unwrap() {
+            Request::ProxyStatus(r) => {
+                use commands::proxy_status::status::FailOn;
+                assert_eq!(
+                    r.fail_on,
+                    [FailOn::Stale, FailOn::Error, FailOn::Disconnected]
+                );
+                assert!(!r.probe);
+            }
+            other => panic!("{other:?}"),
+        }
+        match request(&["bootstrap", "validate", "-", "--no-envoy"]).unwrap() {
+            Request::Bootstrap(commands::bootstrap::Request::Validate(r)) => {
+                assert!(r.static_only && r.envoy.is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        match request(&["version", "--client", "-o", "yaml"]).unwrap() {
+            Request::Version(r) => {
+                assert!(r.client_only);
+                assert_eq!(r.output, commands::version::VersionFormat::Yaml);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
