@@ -1,4 +1,5 @@
-//! One module per subcommand: flags, then a `run` that gathers, analyses and renders.
+//! One module per subcommand: its plain `Request` (made by `cli` from the flags), then a `run`
+//! that gathers, analyses and renders.
 
 pub mod analyze;
 pub mod bootstrap;
