@@ -13,12 +13,12 @@ pub mod version;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::cli::flags::{KubeArgs, LevelParser, level_parser};
 use crate::commands;
 use crate::error::Result;
 use crate::output::style::ColorChoice;
 use crate::request::Global;
 use crate::source::live::Connection;
+pub use flags::KubeArgs;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 
