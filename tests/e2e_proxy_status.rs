@@ -522,6 +522,10 @@ fn the_real_istiod_behind_https_gives_the_same_table() {
     assert_eq!(https.code, 0, "{}\n{}", https.stdout, https.stderr);
     assert_eq!(https.stdout, http.stdout, "{}", https.stderr);
     assert_eq!(https.stderr, "");
+    println!(
+        "proxy-status --istiod-url {https_url} --istiod-ca ca.pem:\n{}",
+        https.stdout
+    );
     let web = https
         .stdout
         .lines()
@@ -559,11 +563,13 @@ fn the_real_istiod_behind_https_gives_the_same_table() {
         untrusted.stderr
     );
     assert_eq!(untrusted.stderr.lines().count(), 1, "{}", untrusted.stderr);
+    println!("without --istiod-ca: {}", untrusted.stderr);
 
     // istiod's own plain HTTP port asked with https://.
     let plain = format!("https://{upstream}");
     let run = table(&plain, &[]);
     assert_eq!(run.code, 69, "{}", run.stderr);
+    println!("{plain}: {}", run.stderr);
     assert!(
         run.stderr.contains("the server does not speak TLS: it answered in plain HTTP (HTTP/1.1 400 Bad Request); use http:// for this port"),
         "{}",
