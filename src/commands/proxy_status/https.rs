@@ -135,6 +135,17 @@ impl TlsOptions {
     }
 }
 
+/// A 404 over https: istiod's own https port (15017) is not where its debug endpoints are.
+pub fn not_found_hint(error: &str) -> String {
+    if error.starts_with("HTTP 404") {
+        format!(
+            "{error}; istiod's own https port (15017) serves only its webhooks and /ready, its debug endpoints are plain HTTP on 15014 (put TLS in front of that)"
+        )
+    } else {
+        error.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 pub mod https;
 pub mod render;
 pub mod status;
+mod url;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use render::TableOptions;
 use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, Report};
+use url::{IstiodUrl, parse_url};
 
 /// istiod's monitoring port: metrics, `/version` and the HTTP debug endpoints.
 pub const ISTIOD_MONITORING_PORT: u16 = 15014;
@@ -62,7 +64,9 @@ no Info/Warning/Error level.
 istiod is found by label (--istiod-selector, default app=istiod) in --istio-namespace and
 asked through a port-forward to port 15014 (needs `create` on pods/portforward in that
 namespace). --istiod-url asks an istiod you reach yourself (a local port-forward, an istiod
-outside the cluster). --syncz-file reads saved answers (curl .../debug/syncz, or
+outside the cluster); https:// is for a TLS proxy, ingress or load balancer in front of its
+15014 (istiod serves its debug endpoints over plain HTTP only), checked against the system's
+trust store or --istiod-ca. --syncz-file reads saved answers (curl .../debug/syncz, or
 istioctl proxy-status -o json) without asking any istiod.
 
 Examples:
@@ -71,6 +75,7 @@ Examples:
   kubectl mesh-doctor proxy-status web-7d4b9 -n shop --probe
   kubectl mesh-doctor proxy-status -o json --fail-on error,disconnected
   kubectl mesh-doctor proxy-status --istiod-url http://127.0.0.1:15014 --istiod-name istiod-1
+  kubectl mesh-doctor proxy-status --istiod-url https://istiod.example.com --istiod-ca ca.pem
   kubectl mesh-doctor proxy-status --syncz-file syncz.json --pods-file pods.json
 
 ";
@@ -477,6 +482,11 @@ fn syncz_answer(
             "HTTP 404 for /debug/syncz: istiod's debug endpoints are off (ENABLE_DEBUG_ON_HTTP=false?), or this is not istiod's monitoring port: {}",
             response.snippet()
         )),
+        // Go's net/http, when a TLS port is asked in plain HTTP (istiod's 15017).
+        400 if response.text().contains("HTTP request to an HTTPS server") => Err(format!(
+            "HTTP 400 for /debug/syncz: {}; this port speaks TLS (use https://), but istiod serves its debug endpoints over plain HTTP only (15014)",
+            response.snippet()
+        )),
         401 | 403 => Err(format!(
             "HTTP {} for /debug/syncz: istiod allows its debug endpoints from localhost (a port-forward) or with a token",
             response.status
@@ -607,57 +617,6 @@ fn tls_options(args: &ProxyStatusArgs) -> Result<https::TlsOptions> {
     Ok(tls)
 }
 
-/// An `--istiod-url`: `http[s]://host[:port][/prefix]`.
-#[derive(Debug, PartialEq, Eq)]
-struct IstiodUrl {
-    https: bool,
-    /// `host[:port]` as written, for the Host header.
-    authority: String,
-    host: String,
-    port: u16,
-    prefix: String,
-}
-
-/// `http[s]://host:port[/prefix]` -> (host, port, prefix), and whether it is https.
-fn parse_url(url: &str) -> Result<IstiodUrl> {
-    let bad = |why: &str| Error::InvalidValue {
-        what: "--istiod-url",
-        value: url.to_string(),
-        why: why.to_string(),
-    };
-    let uri: http::Uri = url.parse().map_err(|_| bad("not a URL"))?;
-    let https = match uri.scheme_str() {
-        Some(s) if s.eq_ignore_ascii_case("http") => false,
-        Some(s) if s.eq_ignore_ascii_case("https") => true,
-        Some(other) => {
-            return Err(bad(&format!(
-                "{other} is not supported, use http:// or https://"
-            )));
-        }
-        None => return Err(bad("give it as http://HOST:PORT or https://HOST:PORT")),
-    };
-    let host = uri.host().ok_or_else(|| bad("no host"))?;
-    let host = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
-    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-    let prefix = uri.path().trim_end_matches('/').to_string();
-    let authority = uri.authority().map_or("", |a| a.as_str());
-    let authority = authority
-        .rsplit('@')
-        .next()
-        .unwrap_or(authority)
-        .to_string();
-    Ok(IstiodUrl {
-        https,
-        authority,
-        host,
-        port,
-        prefix,
-    })
-}
-
 /// Asks the istiod at one `--istiod-url` (with TLS for https); also gives the error that ends
 /// the command if this istiod is the only one and its TLS handshake failed.
 async fn istiod_at_url(
@@ -704,6 +663,7 @@ async fn istiod_at_url(
                     tls_error = Some(error);
                     (Err(format!("{failure}{hint}")), version)
                 }
+                None if https => (syncz.map_err(|e| https::not_found_hint(&e)), version),
                 None => (syncz, version),
             }
         }
@@ -923,50 +883,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls() {
-        let url = |https: bool, authority: &str, host: &str, port: u16, prefix: &str| IstiodUrl {
-            https,
-            authority: authority.to_string(),
-            host: host.to_string(),
-            port,
-            prefix: prefix.to_string(),
-        };
-        assert_eq!(
-            parse_url("http://127.0.0.1:18080").unwrap(),
-            url(false, "127.0.0.1:18080", "127.0.0.1", 18080, "")
-        );
-        assert_eq!(
-            parse_url("http://istiod.istio-system:15014/").unwrap(),
-            url(
-                false,
-                "istiod.istio-system:15014",
-                "istiod.istio-system",
-                15014,
-                ""
-            )
-        );
-        assert_eq!(
-            parse_url("https://istiod.example.com/mesh-a/").unwrap(),
-            url(
-                true,
-                "istiod.example.com",
-                "istiod.example.com",
-                443,
-                "/mesh-a"
-            )
-        );
-        assert_eq!(
-            parse_url("HTTPS://[::1]:8443").unwrap(),
-            url(true, "[::1]:8443", "::1", 8443, "")
-        );
-        assert_eq!(
-            parse_url("ftp://x:1").unwrap_err().to_string(),
-            "invalid --istiod-url \"ftp://x:1\": ftp is not supported, use http:// or https://"
-        );
-        assert!(parse_url("127.0.0.1:15014").is_err());
-    }
-
-    #[test]
     fn answers() {
         assert!(syncz_answer(Ok(HttpResponse::new(200, "[]"))).is_ok());
         let e = syncz_answer(Ok(HttpResponse::new(404, "404 page not found"))).unwrap_err();
@@ -977,5 +893,18 @@ mod tests {
         );
         assert_eq!(version_answer(Ok(HttpResponse::new(404, "x"))), None);
         assert_eq!(syncz_path(Some("a b")), "/debug/syncz?namespace=a%20b");
+        // What istiod's https port (15017) answers to plain HTTP, and to https /debug/syncz.
+        let e = syncz_answer(Ok(HttpResponse::new(
+            400,
+            "Client sent an HTTP request to an HTTPS server.\n",
+        )))
+        .unwrap_err();
+        assert!(e.ends_with("this port speaks TLS (use https://), but istiod serves its debug endpoints over plain HTTP only (15014)"), "{e}");
+        let e = syncz_answer(Ok(HttpResponse::new(404, "404 page not found"))).unwrap_err();
+        assert!(
+            https::not_found_hint(&e).ends_with(
+                "its debug endpoints are plain HTTP on 15014 (put TLS in front of that)"
+            )
+        );
     }
 }
