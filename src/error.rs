@@ -173,6 +173,10 @@ pub enum TlsFailure {
         answer.as_ref().map(|a| format!(": it answered in plain HTTP ({a})")).unwrap_or_default()
     )]
     NotTls { answer: Option<String> },
+    /// The server ended the handshake with a TLS alert (`InternalError`, `HandshakeFailure`,
+    /// `CertificateRequired`, `NoApplicationProtocol`...).
+    #[error("TLS: the server ended the handshake with the alert {alert}")]
+    Alert { alert: String },
     /// The server closed the connection in the middle of the handshake.
     #[error("TLS: the server closed the connection during the handshake")]
     Closed,

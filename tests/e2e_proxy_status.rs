@@ -41,6 +41,8 @@ fn istio_version() -> String {
 struct Istiod {
     xds_address: String,
     monitoring_url: String,
+    /// istiod's own https port (webhooks and /ready; no certificate in the test env).
+    https_url: String,
 }
 
 fn script(env: &TestEnv, name: &str) -> Command {
@@ -73,6 +75,7 @@ fn istiod(env: &TestEnv) -> &'static Istiod {
         let istiod = Istiod {
             xds_address: var("ISTIOD_XDS_ADDRESS"),
             monitoring_url: var("ISTIOD_MONITORING_URL"),
+            https_url: var("ISTIOD_HTTPS_URL"),
         };
         let port = istiod.monitoring_url.rsplit(':').next().unwrap();
         env.apply(&format!(
@@ -569,10 +572,30 @@ fn the_real_istiod_behind_https_gives_the_same_table() {
     let plain = format!("https://{upstream}");
     let run = table(&plain, &[]);
     assert_eq!(run.code, 69, "{}", run.stderr);
-    println!("{plain}: {}", run.stderr);
     assert!(
         run.stderr.contains("the server does not speak TLS: it answered in plain HTTP (HTTP/1.1 400 Bad Request); use http:// for this port"),
         "{}",
         run.stderr
     );
+    println!("{plain}: {}", run.stderr);
+
+    // istiod's own https port (15017): the test env's istiod has no certificate
+    // (PILOT_CERT_PROVIDER=none), so it ends the handshake with an alert; asked in plain HTTP,
+    // Go's TLS server says so. Its debug endpoints are on 15014 only (docs/proxy-status.md).
+    let run = table(&istiod.https_url, &["--istiod-insecure-skip-tls-verify"]);
+    assert_eq!(run.code, 69, "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with(&format!("error: istiod {}: TLS: the server ended the handshake with the alert InternalError; the server could not complete the handshake: has it a certificate? (istiod's own 15017 without one answers so)\n", istiod.https_url)),
+        "{}",
+        run.stderr
+    );
+    let http_on_tls = istiod.https_url.replacen("https://", "http://", 1);
+    let run = table(&http_on_tls, &[]);
+    assert_eq!(run.code, 69, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("HTTP 400 for /debug/syncz: Client sent an HTTP request to an HTTPS server.; this port speaks TLS (use https://)"),
+        "{}",
+        run.stderr
+    );
+    println!("{}: {}", istiod.https_url, run.stderr);
 }

@@ -172,6 +172,9 @@ fn classify(
         Some(rustls::Error::InvalidMessage(_)) if !looks_like_tls(&seen) => TlsFailure::NotTls {
             answer: plain_http_line(&seen),
         },
+        Some(rustls::Error::AlertReceived(alert)) => TlsFailure::Alert {
+            alert: format!("{alert:?}"),
+        },
         Some(other) => TlsFailure::Other(other.to_string()),
         None if error.kind() == std::io::ErrorKind::UnexpectedEof
             || error.kind() == std::io::ErrorKind::ConnectionReset =>

@@ -123,6 +123,14 @@ impl TlsOptions {
             TlsFailure::HandshakeTimeout { .. } => {
                 "is this a TLS port? (--istiod-timeout sets the time allowed)".to_string()
             }
+            TlsFailure::Alert { alert } => match alert.as_str() {
+                "CertificateRequired" | "HandshakeFailure" => {
+                    "the server may want a client certificate (mutual TLS), which mesh-doctor does not send".to_string()
+                }
+                "NoApplicationProtocol" => "the server does not speak HTTP/1.1 (ALPN)".to_string(),
+                "InternalError" => "the server could not complete the handshake: has it a certificate? (istiod's own 15017 without one answers so)".to_string(),
+                _ => return None,
+            },
             TlsFailure::NoTrustStore(_) => "give istiod's CA with --istiod-ca FILE".to_string(),
             TlsFailure::Closed | TlsFailure::Other(_) => return None,
         })
