@@ -63,6 +63,28 @@ fn webhooks(name: &str, revision: &str) -> String {
 /// The scenario: namespaces and pods of every injection case, with names starting with `p`.
 struct Scenario {
     p: String,
+    /// The kubectl and kubeconfig that delete the scenario's injector configurations when the
+    /// test ends (they are cluster-wide: left behind, they overlap with every later run's).
+    kubectl: (std::path::PathBuf, std::path::PathBuf),
+}
+
+impl Drop for Scenario {
+    fn drop(&mut self) {
+        let (kubectl, kubeconfig) = &self.kubectl;
+        let p = &self.p;
+        let _ = std::process::Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args([
+                "delete",
+                "mutatingwebhookconfiguration",
+                "--ignore-not-found",
+                "--wait=false",
+                &format!("{p}-injector"),
+                &format!("{p}-injector-{p}-canary"),
+            ])
+            .output();
+    }
 }
 
 impl Scenario {
@@ -110,7 +132,10 @@ impl Scenario {
             &format!("{p}-late"),
             "istio-injection=enabled",
         ]);
-        Scenario { p }
+        Scenario {
+            p,
+            kubectl: (env.kubectl.clone(), env.kubeconfig.clone()),
+        }
     }
 
     /// The (code, origin) pairs this scenario must produce.

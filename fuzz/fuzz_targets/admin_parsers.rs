@@ -1,21 +1,7 @@
-//! The Envoy admin parsers (/server_info, /ready, /stats, /config_dump, /clusters, /certs).
+//! The `admin_parsers` fuzz target: the check in `fuzz/bodies.rs` on every input libFuzzer makes.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use mesh_doctor::probe::admin;
-use mesh_doctor::probe::transport::HttpResponse;
+#[path = "../bodies.rs"]
+mod bodies;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(body) = std::str::from_utf8(data) else {
-        return;
-    };
-    let _ = admin::parse_server_info(body);
-    let _ = admin::parse_stats_map(body);
-    let _ = admin::parse_stats(body);
-    let _ = admin::parse_bootstrap(body);
-    let _ = admin::parse_clusters(body);
-    let _ = admin::parse_certs(body);
-    for status in [200, 503] {
-        let _ = admin::parse_readiness(&HttpResponse::new(status, body));
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| bodies::admin_parsers(data));

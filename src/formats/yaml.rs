@@ -21,15 +21,17 @@ pub struct LineTree {
 enum Children {
     #[default]
     None,
-    Map(Vec<(String, LineTree)>),
-    Seq(Vec<LineTree>),
+    // Boxed slices: exactly as long as the node has children (no spare capacity), since a file's
+    // objects keep their trees for as long as the run lasts.
+    Map(Box<[(Box<str>, LineTree)]>),
+    Seq(Box<[LineTree]>),
 }
 
 impl LineTree {
     /// The subtree under a key.
     pub fn key(&self, key: &str) -> Option<&LineTree> {
         match &self.children {
-            Children::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, t)| t),
+            Children::Map(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, t)| t),
             _ => None,
         }
     }
@@ -61,10 +63,10 @@ impl LineTree {
         let children = match &self.children {
             Children::None => Children::None,
             Children::Map(entries) => {
-                let kept: Vec<(String, LineTree)> = entries
+                let kept: Box<[(Box<str>, LineTree)]> = entries
                     .iter()
                     .filter_map(|(key, child)| {
-                        let tails = following(&|s| s == "*" || s == key);
+                        let tails = following(&|s| s == "*" || s == &**key);
                         (!tails.is_empty()).then(|| (key.clone(), child.pruned_by(&tails)))
                     })
                     .collect();
@@ -137,6 +139,16 @@ pub struct SyntaxError {
 
 /// Parses every document of a YAML stream. Empty documents are dropped.
 pub fn parse_stream(text: &str) -> Result<Vec<Document>, SyntaxError> {
+    let mut documents = Vec::new();
+    parse_stream_each(text, |doc| documents.push(doc))?;
+    Ok(documents)
+}
+
+/// Parses a YAML stream one document at a time: `each` gets every non-empty document as soon as
+/// it ends, so a large file is never held as a whole tree (memory follows one document, not the
+/// file). A syntax error stops the stream; the documents before it were already given.
+pub fn parse_stream_each(text: &str, mut each: impl FnMut(Document)) -> Result<(), SyntaxError> {
+    let layout = Layout::new(text);
     let mut builder = Builder::default();
     for item in Parser::new_from_str(text) {
         let (event, span) = item.map_err(|e| SyntaxError {
@@ -145,21 +157,19 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, SyntaxError> {
             message: e.info().to_string(),
         })?;
         builder.push(event, span)?;
-    }
-    let layout = Layout::new(text);
-    Ok(builder
-        .documents
-        .into_iter()
-        .filter(|(value, _)| !value.is_null())
-        .map(|(value, lines)| {
+        for (value, lines) in builder.documents.drain(..) {
+            if value.is_null() {
+                continue;
+            }
             let start_line = layout.document_start(lines.line);
-            Document {
+            each(Document {
                 value,
                 lines,
                 start_line,
-            }
-        })
-        .collect())
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Parses a JSON document (a `.json` file). Lines are only known for the document itself.
@@ -424,7 +434,7 @@ impl Builder {
                         Value::Array(items),
                         LineTree {
                             line,
-                            children: Children::Seq(lines),
+                            children: Children::Seq(lines.into_boxed_slice()),
                         },
                         anchor,
                         size,
@@ -440,7 +450,12 @@ impl Builder {
                         Value::Object(map),
                         LineTree {
                             line,
-                            children: Children::Map(lines),
+                            children: Children::Map(
+                                lines
+                                    .into_iter()
+                                    .map(|(k, t)| (k.into_boxed_str(), t))
+                                    .collect(),
+                            ),
                         },
                         anchor,
                         size,

@@ -314,29 +314,32 @@ impl Snapshot {
 
     /// Moves every object of `other` into `self` (files overlaid on a cluster, several files).
     pub fn extend(&mut self, other: Snapshot) {
-        self.namespaces.extend(other.namespaces);
-        self.pods.extend(other.pods);
-        self.services.extend(other.services);
-        self.workloads.extend(other.workloads);
-        self.config_maps.extend(other.config_maps);
-        self.webhooks.extend(other.webhooks);
-        self.validating_webhooks.extend(other.validating_webhooks);
-        self.crds.extend(other.crds);
-        self.pod_disruption_budgets
-            .extend(other.pod_disruption_budgets);
-        self.events.extend(other.events);
-        self.endpoint_slices.extend(other.endpoint_slices);
-        self.network_policies.extend(other.network_policies);
-        self.proxy_configs.extend(other.proxy_configs);
-        self.istio_absent.extend(other.istio_absent);
-        self.config.extend(other.config);
-        self.secrets.extend(other.secrets);
-        self.nodes.extend(other.nodes);
-        self.pods_beyond_scope.extend(other.pods_beyond_scope);
-        self.services_beyond_scope
-            .extend(other.services_beyond_scope);
-        self.namespaces_beyond_scope
-            .extend(other.namespaces_beyond_scope);
+        append(&mut self.namespaces, other.namespaces);
+        append(&mut self.pods, other.pods);
+        append(&mut self.services, other.services);
+        append(&mut self.workloads, other.workloads);
+        append(&mut self.config_maps, other.config_maps);
+        append(&mut self.webhooks, other.webhooks);
+        append(&mut self.validating_webhooks, other.validating_webhooks);
+        append(&mut self.crds, other.crds);
+        append(
+            &mut self.pod_disruption_budgets,
+            other.pod_disruption_budgets,
+        );
+        append(&mut self.events, other.events);
+        append(&mut self.endpoint_slices, other.endpoint_slices);
+        append(&mut self.network_policies, other.network_policies);
+        append(&mut self.proxy_configs, other.proxy_configs);
+        append(&mut self.istio_absent, other.istio_absent);
+        append(&mut self.config, other.config);
+        append(&mut self.secrets, other.secrets);
+        append(&mut self.nodes, other.nodes);
+        append(&mut self.pods_beyond_scope, other.pods_beyond_scope);
+        append(&mut self.services_beyond_scope, other.services_beyond_scope);
+        append(
+            &mut self.namespaces_beyond_scope,
+            other.namespaces_beyond_scope,
+        );
         if other.mesh_config.is_some() {
             self.mesh_config = other.mesh_config;
         }
@@ -344,6 +347,16 @@ impl Snapshot {
             self.mesh_networks = other.mesh_networks;
         }
         self.unavailable.extend(other.unavailable);
+    }
+}
+
+/// Moves `from` into `into`: the vector itself when `into` is empty (no copy of a large file's
+/// objects beside the originals), else its items.
+fn append<T>(into: &mut Vec<T>, mut from: Vec<T>) {
+    if into.is_empty() {
+        std::mem::swap(into, &mut from);
+    } else {
+        into.append(&mut from);
     }
 }
 

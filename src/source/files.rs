@@ -378,19 +378,8 @@ pub fn load_text(
     snapshot: &mut Snapshot,
     stats: &mut LoadStats,
 ) -> Result<(), Vec<Error>> {
-    let parsed = if is_json {
-        yaml::parse_json(text)
-    } else {
-        yaml::parse_stream(text)
-    };
-    let documents = parsed.map_err(|e| {
-        vec![Error::Parse {
-            location: format!("{file}:{}:{}", e.line, e.column),
-            message: e.message,
-        }]
-    })?;
     let mut errors = Vec::new();
-    for doc in documents {
+    let mut add = |doc: Document| {
         stats.documents += 1;
         let Document {
             value,
@@ -401,6 +390,20 @@ pub fn load_text(
         if let Err(e) = add_object(value, lines, line, &file, options, snapshot, stats) {
             errors.push(e);
         }
+    };
+    // One document at a time: each becomes its typed object before the next is read, so memory
+    // follows what the analyzers keep, not the whole file's trees.
+    let parsed = if is_json {
+        yaml::parse_json(text).map(|docs| docs.into_iter().for_each(&mut add))
+    } else {
+        yaml::parse_stream_each(text, &mut add)
+    };
+    if let Err(e) = parsed {
+        // A syntax error is the file's error: what its earlier documents said is not reported.
+        return Err(vec![Error::Parse {
+            location: format!("{file}:{}:{}", e.line, e.column),
+            message: e.message,
+        }]);
     }
     if errors.is_empty() {
         Ok(())
@@ -833,6 +836,16 @@ mod tests {
         assert_eq!(errors.len(), 1);
         let text = errors[0].to_string();
         assert!(text.starts_with("t.yaml:5: invalid Pod"), "{text}");
+    }
+
+    #[test]
+    fn a_syntax_error_is_the_files_only_error() {
+        // Documents are read one at a time; an invalid object before the syntax error is not
+        // reported beside it (the file as a whole cannot be read).
+        let errors = load_str("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: 5\n---\na: [1, 2\nb: 3\n").unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let text = errors[0].to_string();
+        assert!(text.contains("t.yaml:8:"), "{text}");
     }
 
     #[test]

@@ -1,0 +1,113 @@
+//! What each fuzz target checks, one function per target, shared by the cargo-fuzz targets
+//! (`fuzz_targets/*.rs`, which only wrap them) and by `tests/fuzz_bodies.rs`, which runs them on
+//! the seed corpora in every `cargo test`, so a target that no longer compiles against the crate,
+//! or a seed that breaks an assertion, fails the ordinary tests and not only a fuzz run.
+
+use std::sync::Arc;
+
+use mesh_doctor::envoy::admin;
+use mesh_doctor::envoy::bootstrap::{Format, validate};
+use mesh_doctor::envoy::logs::{self, LogSource};
+use mesh_doctor::formats::duration::{MAX_DURATION, parse_duration, parse_size, show_duration};
+use mesh_doctor::istio::syncz;
+use mesh_doctor::kube::snapshot::Snapshot;
+use mesh_doctor::source::files::{FileOptions, LoadStats, load_text};
+
+/// The manifest loader (`analyze -f`): YAML and JSON streams into a snapshot. Any input gives
+/// a snapshot or errors with a location, never a panic.
+pub fn manifest_loader(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let options = FileOptions {
+        default_namespace: Some("default".into()),
+        ..FileOptions::default()
+    };
+    for is_json in [false, true] {
+        let mut snapshot = Snapshot::default();
+        let mut stats = LoadStats::default();
+        if let Err(errors) = load_text(
+            text,
+            Arc::from("fuzz.yaml"),
+            is_json,
+            &options,
+            &mut snapshot,
+            &mut stats,
+        ) {
+            assert!(!errors.is_empty());
+            for e in errors {
+                let message = e.to_string();
+                assert!(message.starts_with("fuzz.yaml"), "{message}");
+            }
+        }
+    }
+}
+
+/// `bootstrap validate`'s static checks, as JSON and as YAML: every problem is an MD03xx code
+/// with a message.
+pub fn bootstrap_validator(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for format in [Format::Json, Format::Yaml] {
+        for problem in validate(text, format) {
+            assert!(problem.code().starts_with("MD03"));
+            assert!(!problem.message.is_empty());
+        }
+    }
+}
+
+/// Envoy's admin answers: `/server_info`, `/stats`, `/config_dump`, `/clusters`, `/certs` and
+/// the readiness body.
+pub fn admin_parsers(data: &[u8]) {
+    let Ok(body) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = admin::parse_server_info(body);
+    let _ = admin::parse_stats_map(body);
+    let _ = admin::parse_stats(body);
+    let _ = admin::parse_bootstrap(body);
+    let _ = admin::parse_clusters(body);
+    let _ = admin::parse_certs(body);
+    for status in [200, 503] {
+        let _ = admin::parse_readiness(status, body);
+    }
+}
+
+/// istiod's `/debug/syncz` (and istioctl's JSON), the version answer, syncz times and type URLs.
+pub fn syncz_parser(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = syncz::parse(text);
+    let _ = syncz::parse_version_answer(text);
+    let _ = syncz::parse_time(text);
+    let _ = syncz::short_type(text);
+}
+
+/// The Envoy / pilot-agent log signature matcher and its line helpers.
+pub fn log_matcher(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = logs::scan(text, LogSource::Current);
+    for line in text.lines().take(4) {
+        let _ = logs::collapse(line);
+        let _ = logs::excerpt(line);
+    }
+}
+
+/// The duration flags (never beyond 24h; what is shown parses back) and the size flags.
+pub fn duration_parser(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(d) = parse_duration(text) {
+        assert!(d <= MAX_DURATION);
+        let shown = show_duration(d);
+        if d.subsec_nanos() % 1_000_000 == 0 {
+            assert_eq!(parse_duration(&shown), Ok(d), "{text:?} shown as {shown:?}");
+        }
+    }
+    let _ = parse_size(text);
+}
