@@ -179,7 +179,9 @@ async fn get(
     options: &TlsOptions,
     path: &str,
 ) -> Result<mesh_doctor::probe::transport::HttpResponse, ProbeError> {
-    let client = options.client(&address.ip().to_string()).unwrap();
+    let client = options
+        .client(&format!("https://{address}"), &address.ip().to_string())
+        .unwrap();
     Direct::new(address.ip(), limits(Duration::from_secs(5)))
         .with_tls(client)
         .get(address.port(), path)
@@ -439,7 +441,7 @@ async fn a_handshake_that_never_completes_ends_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let address = silent_server().await;
     let client = options(None, None)
-        .client(&address.ip().to_string())
+        .client(&format!("https://{address}"), &address.ip().to_string())
         .unwrap();
     let started = Instant::now();
     let error = Direct::new(address.ip(), limits(Duration::from_millis(500)))
@@ -548,5 +550,34 @@ async fn skip_verify_accepts_any_certificate_and_warns() {
     assert!(
         stderr.contains("cannot reach the Kubernetes API server https://127.0.0.1:1"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn an_empty_system_trust_store_asks_for_the_ca_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty.pem", "");
+    // The API server's CA named in the kubeconfig, so kube's client needs no system root either.
+    let api_ca = write(dir.path(), "api-ca.pem", &ca("API server CA").pem);
+    let kubeconfig = write(
+        dir.path(),
+        "kubeconfig",
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: none, cluster: {{server: \"https://127.0.0.1:1\", certificate-authority: {}}}}}]\nusers: [{{name: none, user: {{}}}}]\ncontexts: [{{name: none, context: {{cluster: none, user: none}}}}]\ncurrent-context: none\n",
+            api_ca.display()
+        ),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-mesh_doctor"))
+        .env("KUBECONFIG", &kubeconfig)
+        .env("NO_COLOR", "1")
+        .env("SSL_CERT_FILE", &empty)
+        .env("SSL_CERT_DIR", dir.path().join("none"))
+        .args(["proxy-status", "--istiod-url", "https://127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(69));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: istiod https://127.0.0.1:1: TLS: no CA certificate to trust: unexpected error: No CA certificates were loaded from the system; give istiod's CA with --istiod-ca FILE\n"
     );
 }

@@ -69,8 +69,8 @@ impl TlsOptions {
         })
     }
 
-    /// The TLS client for a URL whose host is `host`.
-    pub fn client(&self, host: &str) -> Result<TlsClient> {
+    /// The TLS client for `url`, whose host is `host`.
+    pub fn client(&self, url: &str, host: &str) -> Result<TlsClient> {
         let name = self.server_name.as_deref().unwrap_or(host);
         let shown = self.ca.as_ref().map(|(path, _)| path.display().to_string());
         let trust = match (&self.ca, self.skip_verify) {
@@ -96,7 +96,7 @@ impl TlsOptions {
                 value: host.to_string(),
                 why: "its host is not a DNS name or an IP address".to_string(),
             },
-            SetupError::Trust(failure) => self.error("https://".to_string() + host, failure),
+            SetupError::Trust(failure) => self.error(url.to_string(), failure),
         })
     }
 
@@ -177,7 +177,9 @@ mod tests {
             "{e}"
         );
         let options = TlsOptions::from_flags(None, None, false, true).unwrap();
-        let e = options.client("bad host!").unwrap_err();
+        let e = options
+            .client("https://bad host!", "bad host!")
+            .unwrap_err();
         assert_eq!(e.exit_code(), crate::exit::USAGE);
     }
 

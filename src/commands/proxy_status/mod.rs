@@ -634,7 +634,7 @@ async fn istiod_at_url(
         prefix,
     } = parse_url(url)?;
     let client = if https {
-        Some(tls.client(&host)?)
+        Some(tls.client(url, &host)?)
     } else {
         None
     };
