@@ -146,6 +146,7 @@ impl TlsClient {
         let io = FirstBytes {
             inner: io,
             seen: first.clone(),
+            full: false,
         };
         TlsConnector::from(self.config.clone())
             .connect(self.server_name.clone(), io)
@@ -274,6 +275,8 @@ const FIRST_BYTES: usize = 64;
 pub struct FirstBytes<S> {
     inner: S,
     seen: Arc<Mutex<Vec<u8>>>,
+    /// The copy is complete: later reads (a large body) pass straight through.
+    full: bool,
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for FirstBytes<S> {
@@ -284,12 +287,17 @@ impl<S: AsyncRead + Unpin> AsyncRead for FirstBytes<S> {
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let result = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if let Ok(mut seen) = self.seen.lock()
-            && seen.len() < FIRST_BYTES
-        {
-            let new = &buf.filled()[before..];
-            let room = FIRST_BYTES - seen.len();
-            seen.extend_from_slice(&new[..new.len().min(room)]);
+        if !self.full {
+            let full = match self.seen.lock() {
+                Ok(mut seen) => {
+                    let new = &buf.filled()[before..];
+                    let room = FIRST_BYTES.saturating_sub(seen.len());
+                    seen.extend_from_slice(&new[..new.len().min(room)]);
+                    seen.len() >= FIRST_BYTES
+                }
+                Err(_) => true,
+            };
+            self.full = full;
         }
         result
     }
