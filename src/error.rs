@@ -318,6 +318,26 @@ mod tests {
                 "a.yaml:3: bad",
                 exit::DATA,
             ),
+            (
+                Error::IstiodTls {
+                    url: "https://10.0.0.5".into(),
+                    failure: TlsFailure::NameMismatch {
+                        wanted: "10.0.0.5".into(),
+                        presented: vec!["istiod.istio-system.svc".into()],
+                    },
+                    hint: Some("give --istiod-tls-server-name NAME".into()),
+                },
+                "istiod https://10.0.0.5: TLS: the certificate is for istiod.istio-system.svc and not for 10.0.0.5; give --istiod-tls-server-name NAME",
+                exit::UNAVAILABLE,
+            ),
+            (
+                Error::CaBundle {
+                    path: "ca.pem".into(),
+                    why: "no certificate in it".into(),
+                },
+                "cannot use --istiod-ca ca.pem: no certificate in it",
+                exit::DATA,
+            ),
         ];
         for (error, message, code) in cases {
             assert_eq!(error.to_string(), message);
