@@ -320,3 +320,43 @@ fn unknown_mesh_network_registries_live_equal_istioctl_and_the_file() {
     assert!(run.code == 0 || run.code == 79, "{}", run.stderr);
     assert_eq!(only(findings(&run.stdout, "mesh-doctor files")), theirs);
 }
+
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn a_mesh_networks_value_that_does_not_parse_is_said_and_never_green() {
+    let _serial = serial();
+    let env = testenv();
+    let _restore = MeshNetworksRestored(&env);
+    let patch = serde_json::json!({"data": {"meshNetworks": "networks: [unclosed\n"}});
+    env.kubectl(&[
+        "-n",
+        "istio-system",
+        "patch",
+        "configmap",
+        "istio",
+        "--type",
+        "merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    let run = env.mesh_doctor(&["analyze", "-n", "istio-system", "--no-probe"]);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("warning: cannot list meshNetworks in ")
+            && run.stderr.contains(
+                "the meshNetworks key of ConfigMap istio-system/istio is not MeshNetworks: line "
+            ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("meshnetworks.MeshNetworksAnalyzer"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stdout.contains("No validation issues"),
+        "{}",
+        run.stdout
+    );
+}
