@@ -167,8 +167,8 @@ pub const PROXY_STATUS: Table = Table {
         },
         Row {
             code: UNAVAILABLE,
-            help: "cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in\n--istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked\n(also: the TLS handshake with an https --istiod-url failed)",
-            doc: "the cluster cannot be reached, istiod's pods cannot be listed, no istiod pod at all in `--istio-namespace` (`no istiod found`), or no istiod could be asked (also: the TLS handshake with the only, https, `--istiod-url` failed: not trusted, wrong name, expired, not TLS, timeout)",
+            help: "cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in\n--istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked\n(also: the TLS handshake with an https --istiod-url failed); or, with no row\nmatching --fail-on, the result is incomplete: the pods could not be listed (or an\nistiod could not be asked without them), unless --allow-incomplete",
+            doc: "the cluster cannot be reached, istiod's pods cannot be listed, no istiod pod at all in `--istio-namespace` (`no istiod found`), or no istiod could be asked (also: the TLS handshake with the only, https, `--istiod-url` failed: not trusted, wrong name, expired, not TLS, timeout); or, when no row matches `--fail-on`, the result is incomplete: the pods could not be listed (a sidecar connected to no istiod would not be shown), or an istiod could not be asked and no pod list shows its proxies, unless `--allow-incomplete`",
         },
         UNEXPECTED_ROW,
     ],

@@ -599,3 +599,60 @@ fn the_real_istiod_behind_https_gives_the_same_table() {
     );
     println!("{}: {}", istiod.https_url, run.stderr);
 }
+
+/// With `--istiod-url` no istiod pod is listed, so a user who may not list pods still gets an
+/// answer; but the sidecars no istiod knows (NOT CONNECTED), and the proxies of an istiod that
+/// could not be asked, are then not shown: the run is incomplete (exit 69), never a clean 0.
+#[test]
+#[ignore = "needs the test cluster and pilot-discovery: scripts/test-all.sh"]
+fn pods_that_cannot_be_listed_make_the_status_incomplete() {
+    let env = testenv();
+    let istiod = istiod(&env);
+    let ns = unique("ps-nopods");
+    env.kubectl(&["create", "namespace", &ns]);
+    // `--as` a user with no rights at all: every list is forbidden.
+    let nobody = ["--as", "mesh-doctor-nobody"];
+    let mut args = vec![
+        "proxy-status",
+        "-n",
+        &ns,
+        "--istiod-url",
+        &istiod.monitoring_url,
+    ];
+    args.extend(nobody);
+    let run = env.mesh_doctor(&args);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("warning: cannot list pods in {ns}: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.ends_with("error: the proxy status is incomplete: the pods could not be listed, so a sidecar connected to no istiod (NOT CONNECTED) is not shown: exit 69. Give the permissions in docs/rbac.yaml, or --allow-incomplete to accept a partial result.\n"),
+        "{}",
+        run.stderr
+    );
+    // Accepted as partial on request.
+    let mut partial = args.clone();
+    partial.push("--allow-incomplete");
+    let run = env.mesh_doctor(&partial);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    // A second istiod that does not answer: its proxies cannot be told without the pods.
+    let mut two = args.clone();
+    two.extend([
+        "--istiod-url",
+        "http://127.0.0.1:9",
+        "--istiod-timeout",
+        "2s",
+    ]);
+    let run = env.mesh_doctor(&two);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("could not be asked, and without the pod list its proxies are not shown"),
+        "{}",
+        run.stderr
+    );
+}

@@ -206,6 +206,11 @@ pub struct ProxyStatusArgs {
     )]
     pub pods_file: Option<PathBuf>,
 
+    /// Accept a partial result: exit 0 rather than 69 when the pods could not be listed (or an
+    /// istiod could not be asked without them) and no row matches --fail-on
+    #[arg(long)]
+    pub allow_incomplete: bool,
+
     #[command(flatten)]
     pub kube: crate::flags::KubeArgs,
 }
@@ -216,6 +221,8 @@ struct Gathered {
     pods: Option<Vec<Pod>>,
     no_istiod: Option<String>,
     cluster: Option<Cluster>,
+    /// Live, the pods could not be listed (RBAC): the sidecars no istiod knows are not shown.
+    pods_denied: bool,
 }
 
 pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
@@ -249,6 +256,7 @@ pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
             },
             no_istiod: None,
             cluster: None,
+            pods_denied: false,
         }
     } else {
         let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
@@ -331,7 +339,19 @@ pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
 
     let failing: Vec<&status::Row> = report.failing(&args.fail_on).collect();
     if failing.is_empty() {
-        return Ok(exit::OK);
+        let missing = unseen(&gathered);
+        if missing.is_empty() || args.allow_incomplete {
+            return Ok(exit::OK);
+        }
+        // What was not read never turns the table green.
+        let styles = Styles::new(global.color.enabled(Stream::Stderr));
+        eprintln!(
+            "{} the proxy status is incomplete: {}: exit {}. Give the permissions in docs/rbac.yaml, or --allow-incomplete to accept a partial result.",
+            styles.paint(styles.error, "error:"),
+            missing.join("; "),
+            exit::UNAVAILABLE
+        );
+        return Ok(exit::UNAVAILABLE);
     }
     let styles = Styles::new(global.color.enabled(Stream::Stderr));
     let mut by_state: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -353,6 +373,32 @@ pub async fn run(args: ProxyStatusArgs, global: &Global) -> Result<u8> {
         parts.join(", ")
     );
     Ok(exit::FINDINGS)
+}
+
+/// What the table cannot show, and why: the sidecars connected to no istiod when the pods could
+/// not be listed, and the proxies of an istiod that could not be asked when no pod list names
+/// them (with the pods, they are UNKNOWN rows).
+fn unseen(gathered: &Gathered) -> Vec<String> {
+    let mut missing = Vec::new();
+    if gathered.pods_denied {
+        missing.push(
+            "the pods could not be listed, so a sidecar connected to no istiod (NOT CONNECTED) is not shown"
+                .to_string(),
+        );
+    }
+    let failed: Vec<&str> = gathered
+        .istiods
+        .iter()
+        .filter(|i| i.syncz.is_err())
+        .map(|i| i.name.as_str())
+        .collect();
+    if gathered.pods.is_none() && !failed.is_empty() {
+        missing.push(format!(
+            "{} could not be asked, and without the pod list its proxies are not shown",
+            failed.join(", ")
+        ));
+    }
+    missing
 }
 
 /// The namespace filter: `-n` (unless -A), or for `proxy-status NAME` the namespace in
@@ -577,9 +623,11 @@ async fn gather_live(
         // first: without istiod's answer there is nothing to show).
         return Err(error);
     }
+    let mut pods_denied = false;
     let pods = match pods {
         Ok(pods) => Some(pods),
         Err(ListError::Denied(reason)) => {
+            pods_denied = true;
             eprintln!(
                 "warning: cannot list pods{}: {reason}; only connected proxies are shown",
                 namespace.map(|ns| format!(" in {ns}")).unwrap_or_default()
@@ -594,6 +642,7 @@ async fn gather_live(
         pods,
         no_istiod,
         cluster: Some(cluster),
+        pods_denied,
     })
 }
 
