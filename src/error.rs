@@ -5,6 +5,7 @@
 //! ([`Error::render`]).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::exit;
 use crate::output::style::Styles;
@@ -99,6 +100,19 @@ pub enum Error {
     #[error("{0}")]
     Cluster(String),
 
+    /// The TLS connection to an istiod asked over an https `--istiod-url` failed: the one line
+    /// says why ([`TlsFailure`]) and what to do (`hint`).
+    #[error("istiod {url}: {failure}{}", hint.as_ref().map(|h| format!("; {h}")).unwrap_or_default())]
+    IstiodTls {
+        url: String,
+        failure: TlsFailure,
+        hint: Option<String>,
+    },
+
+    /// The CA bundle given with `--istiod-ca` cannot be read, or holds no usable PEM certificate.
+    #[error("cannot use --istiod-ca {}: {why}", path.display())]
+    CaBundle { path: PathBuf, why: String },
+
     /// The command's overall deadline (`--timeout`) passed.
     #[error("the command did not finish within its deadline of {after} (--timeout): {doing}")]
     Deadline { after: String, doing: String },
@@ -131,6 +145,52 @@ pub struct Denied {
     pub hint: Option<&'static str>,
 }
 
+/// Why a TLS handshake (to an istiod behind an https URL) failed, in words a user can act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TlsFailure {
+    /// The certificate chain does not lead to a trusted CA. `trust` says which CAs were
+    /// trusted: "the system's trust store", "the CA certificates in ca.pem".
+    #[error("TLS: the certificate is not trusted (unknown issuer: it is not signed by {trust})")]
+    UnknownIssuer { trust: String },
+    /// The certificate is valid, but for other names than the one asked for.
+    #[error(
+        "TLS: the certificate is for {} and not for {wanted}",
+        if presented.is_empty() { "no name (it has no subject alternative name)".to_string() } else { presented.join(", ") }
+    )]
+    NameMismatch {
+        wanted: String,
+        presented: Vec<String>,
+    },
+    /// The certificate's validity ended (`not_after`) before `now`.
+    #[error("TLS: the certificate expired at {not_after} (it is now {now})")]
+    Expired { not_after: String, now: String },
+    /// The certificate's validity starts after `now` (a clock or a freshly issued certificate).
+    #[error("TLS: the certificate is not valid before {not_before} (it is now {now})")]
+    NotYetValid { not_before: String, now: String },
+    /// What came back is not TLS; `answer` is its first line when it looks like plain HTTP.
+    #[error(
+        "the server does not speak TLS{}",
+        answer.as_ref().map(|a| format!(": it answered in plain HTTP ({a})")).unwrap_or_default()
+    )]
+    NotTls { answer: Option<String> },
+    /// The server ended the handshake with a TLS alert (`InternalError`, `HandshakeFailure`,
+    /// `CertificateRequired`, `NoApplicationProtocol`...).
+    #[error("TLS: the server ended the handshake with the alert {alert}")]
+    Alert { alert: String },
+    /// The server closed the connection in the middle of the handshake.
+    #[error("TLS: the server closed the connection during the handshake")]
+    Closed,
+    /// The handshake did not finish within the request timeout.
+    #[error("TLS: the handshake did not finish within {}s", after.as_secs_f64())]
+    HandshakeTimeout { after: Duration },
+    /// No trusted CA to check a certificate against (an empty system trust store).
+    #[error("TLS: no CA certificate to trust: {0}")]
+    NoTrustStore(String),
+    /// Anything else rustls says (an alert from the server, an unsupported algorithm...).
+    #[error("TLS: {0}")]
+    Other(String),
+}
+
 fn listed(names: &[String]) -> String {
     if names.is_empty() {
         "none".to_string()
@@ -152,11 +212,13 @@ impl Error {
             Error::ReadInput { .. }
             | Error::Parse { .. }
             | Error::PodNotFound { .. }
+            | Error::CaBundle { .. }
             | Error::Data(_) => exit::DATA,
             Error::Unreachable { .. }
             | Error::AccessDenied(_)
             | Error::NamespaceNotFound { .. }
             | Error::Cluster(_)
+            | Error::IstiodTls { .. }
             | Error::Deadline { .. } => exit::UNAVAILABLE,
             Error::Output(_) | Error::Internal(_) => exit::UNEXPECTED,
         }
@@ -254,6 +316,26 @@ mod tests {
                     message: "bad".into(),
                 },
                 "a.yaml:3: bad",
+                exit::DATA,
+            ),
+            (
+                Error::IstiodTls {
+                    url: "https://10.0.0.5".into(),
+                    failure: TlsFailure::NameMismatch {
+                        wanted: "10.0.0.5".into(),
+                        presented: vec!["istiod.istio-system.svc".into()],
+                    },
+                    hint: Some("give --istiod-tls-server-name NAME".into()),
+                },
+                "istiod https://10.0.0.5: TLS: the certificate is for istiod.istio-system.svc and not for 10.0.0.5; give --istiod-tls-server-name NAME",
+                exit::UNAVAILABLE,
+            ),
+            (
+                Error::CaBundle {
+                    path: "ca.pem".into(),
+                    why: "no certificate in it".into(),
+                },
+                "cannot use --istiod-ca ca.pem: no certificate in it",
                 exit::DATA,
             ),
         ];

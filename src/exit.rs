@@ -162,13 +162,13 @@ pub const PROXY_STATUS: Table = Table {
         USAGE_ROW,
         Row {
             code: DATA,
-            help: "a --syncz-file or --pods-file cannot be read, or the proxy named does not exist",
-            doc: "a `--syncz-file`/`--pods-file` cannot be read or parsed, or `proxy-status NAME` names nothing",
+            help: "a --syncz-file, --pods-file or --istiod-ca cannot be read, or the proxy named does not exist",
+            doc: "a `--syncz-file`/`--pods-file` cannot be read or parsed, an `--istiod-ca` file cannot be read or holds no PEM certificate, or `proxy-status NAME` names nothing",
         },
         Row {
             code: UNAVAILABLE,
-            help: "cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in\n--istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked",
-            doc: "the cluster cannot be reached, istiod's pods cannot be listed, no istiod pod at all in `--istio-namespace` (`no istiod found`), or no istiod could be asked",
+            help: "cluster unreachable, istiod's pods cannot be listed, no istiod pod at all in\n--istio-namespace (a wrong -i or --istiod-selector), or no istiod could be asked\n(also: the TLS handshake with an https --istiod-url failed); or, with no row\nmatching --fail-on, the result is incomplete: the pods could not be listed (or an\nistiod could not be asked without them), unless --allow-incomplete",
+            doc: "the cluster cannot be reached, istiod's pods cannot be listed, no istiod pod at all in `--istio-namespace` (`no istiod found`), or no istiod could be asked (also: the TLS handshake with the only, https, `--istiod-url` failed: not trusted, wrong name, expired, not TLS, timeout); or, when no row matches `--fail-on`, the result is incomplete: the pods could not be listed (a sidecar connected to no istiod would not be shown), or an istiod could not be asked and no pod list shows its proxies, unless `--allow-incomplete`",
         },
         UNEXPECTED_ROW,
     ],

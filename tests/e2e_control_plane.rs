@@ -414,51 +414,6 @@ fn second_cluster(env: &TestEnv) -> PathBuf {
     PathBuf::from(dir.trim())
 }
 
-/// server, CA file and token of a testenv kubeconfig.
-fn credentials(kubeconfig: &Path) -> (String, String, String) {
-    let text = std::fs::read_to_string(kubeconfig).unwrap();
-    let doc = &mesh_doctor::formats::yaml::parse_stream(&text).unwrap()[0].value;
-    let cluster = &doc["clusters"][0]["cluster"];
-    (
-        cluster["server"].as_str().unwrap().to_string(),
-        cluster["certificate-authority"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-        doc["users"][0]["user"]["token"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    )
-}
-
-/// One kubeconfig with a context per (name, kubeconfig).
-fn merged_kubeconfig(dir: &Path, contexts: &[(&str, &Path)]) -> PathBuf {
-    let mut clusters = String::new();
-    let mut users = String::new();
-    let mut entries = String::new();
-    for (name, kubeconfig) in contexts {
-        let (server, ca, token) = credentials(kubeconfig);
-        clusters.push_str(&format!(
-            "- name: {name}\n  cluster: {{server: \"{server}\", certificate-authority: \"{ca}\"}}\n"
-        ));
-        users.push_str(&format!("- name: {name}\n  user: {{token: \"{token}\"}}\n"));
-        entries.push_str(&format!(
-            "- name: {name}\n  context: {{cluster: {name}, user: {name}, namespace: default}}\n"
-        ));
-    }
-    let path = dir.join("kubeconfig");
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n{users}contexts:\n{entries}current-context: {}\n",
-            contexts[0].0
-        ),
-    )
-    .unwrap();
-    path
-}
-
 fn injected_pod(namespace: &str, name: &str, cluster_id: &str, tag: &str) -> String {
     format!(
         "apiVersion: v1
@@ -505,7 +460,7 @@ fn two_clusters_sharing_a_cluster_id() {
     let east = format!("{rev}-east");
     let west = format!("{rev}-west");
     let alias = format!("{rev}-east-again");
-    let kubeconfig = merged_kubeconfig(
+    let kubeconfig = common::merged_kubeconfig(
         tmp.path(),
         &[
             (&east, &env.kubeconfig),

@@ -41,6 +41,8 @@ fn istio_version() -> String {
 struct Istiod {
     xds_address: String,
     monitoring_url: String,
+    /// istiod's own https port (webhooks and /ready; no certificate in the test env).
+    https_url: String,
 }
 
 fn script(env: &TestEnv, name: &str) -> Command {
@@ -73,6 +75,7 @@ fn istiod(env: &TestEnv) -> &'static Istiod {
         let istiod = Istiod {
             xds_address: var("ISTIOD_XDS_ADDRESS"),
             monitoring_url: var("ISTIOD_MONITORING_URL"),
+            https_url: var("ISTIOD_HTTPS_URL"),
         };
         let port = istiod.monitoring_url.rsplit(':').next().unwrap();
         env.apply(&format!(
@@ -414,6 +417,241 @@ fn one_proxy_by_url_with_per_type_columns() {
     assert!(
         run.stderr
             .contains("no proxy and no sidecar pod named nope in namespace"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A TLS-terminating proxy on 127.0.0.1 in front of `upstream` (istiod's plain HTTP debug
+/// port), as an https ingress or load balancer in front of istiod is: it holds a certificate
+/// for 127.0.0.1 signed by a CA made here, and copies bytes both ways. Returns its address and
+/// the CA's PEM; it runs until the test process ends.
+fn tls_proxy(upstream: &str) -> (std::net::SocketAddr, String) {
+    use std::sync::Arc;
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "mesh-doctor e2e CA");
+    let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap();
+    let upstream = upstream.to_string();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            while let Ok((socket, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(socket).await else {
+                        return;
+                    };
+                    let Ok(mut plain) = tokio::net::TcpStream::connect(&upstream).await else {
+                        return;
+                    };
+                    let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+                });
+            }
+        });
+    });
+    (address, ca_pem)
+}
+
+/// The real istiod behind an https URL (a TLS-terminating proxy in front of its monitoring
+/// port): `--istiod-url https://... --istiod-ca ca.pem` gives the same table as the http URL;
+/// without the CA the certificate is not trusted (exit 69, one line); istiod's own https port
+/// (15017) serves no debug endpoint.
+#[test]
+#[ignore = "needs the test cluster: scripts/test-all.sh"]
+fn the_real_istiod_behind_https_gives_the_same_table() {
+    let env = testenv();
+    let istiod = istiod(&env);
+    let ns = unique("ps-https");
+    env.kubectl(&["create", "namespace", &ns]);
+    env.apply(&sidecar_pod(&ns, "web", None));
+    env.wait_for_phase(&ns, "web", "Running");
+    let _web = envoy(&env, &ns, "web", &istiod.xds_address);
+    wait_synced(&env, &ns, &format!("web.{ns}"));
+
+    let upstream = istiod.monitoring_url.trim_start_matches("http://");
+    let (address, ca_pem) = tls_proxy(upstream);
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &ca_pem).unwrap();
+    let ca = ca.to_str().unwrap();
+    let https_url = format!("https://{address}");
+
+    let table = |url: &str, extra: &[&str]| {
+        let mut args = vec![
+            "proxy-status",
+            "-n",
+            &ns,
+            "--istiod-url",
+            url,
+            "--istiod-name",
+            "istiod-local",
+        ];
+        args.extend_from_slice(extra);
+        env.mesh_doctor(&args)
+    };
+    let http = table(&istiod.monitoring_url, &[]);
+    let https = table(&https_url, &["--istiod-ca", ca]);
+    assert_eq!(http.code, 0, "{}\n{}", http.stdout, http.stderr);
+    assert_eq!(https.code, 0, "{}\n{}", https.stdout, https.stderr);
+    assert_eq!(https.stdout, http.stdout, "{}", https.stderr);
+    assert_eq!(https.stderr, "");
+    println!(
+        "proxy-status --istiod-url {https_url} --istiod-ca ca.pem:\n{}",
+        https.stdout
+    );
+    let web = https
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("web.{ns} ")))
+        .unwrap_or_else(|| panic!("no web row: {}", https.stdout));
+    assert!(web.contains("istiod-local"), "{web}");
+    assert!(web.contains("SYNCED"), "{web}");
+
+    // By the name istiod's certificate would carry: the proxy's certificate is for 127.0.0.1.
+    let named = table(
+        &https_url,
+        &[
+            "--istiod-ca",
+            ca,
+            "--istiod-tls-server-name",
+            "istiod.istio-system.svc",
+        ],
+    );
+    assert_eq!(named.code, 69, "{}", named.stderr);
+    assert_eq!(
+        named.stderr,
+        format!(
+            "error: istiod {https_url}: TLS: the certificate is for 127.0.0.1 and not for istiod.istio-system.svc; give one of those names with --istiod-tls-server-name\n"
+        )
+    );
+
+    // The system's trust store does not know the CA made here.
+    let untrusted = table(&https_url, &[]);
+    assert_eq!(untrusted.code, 69, "{}", untrusted.stderr);
+    assert!(
+        untrusted.stderr.starts_with(&format!(
+            "error: istiod {https_url}: TLS: the certificate is not trusted (unknown issuer: it is not signed by a CA of the system's trust store); give the CA that signed it with --istiod-ca FILE"
+        )),
+        "{}",
+        untrusted.stderr
+    );
+    assert_eq!(untrusted.stderr.lines().count(), 1, "{}", untrusted.stderr);
+    println!("without --istiod-ca: {}", untrusted.stderr);
+
+    // istiod's own plain HTTP port asked with https://.
+    let plain = format!("https://{upstream}");
+    let run = table(&plain, &[]);
+    assert_eq!(run.code, 69, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the server does not speak TLS: it answered in plain HTTP (HTTP/1.1 400 Bad Request); use http:// for this port"),
+        "{}",
+        run.stderr
+    );
+    println!("{plain}: {}", run.stderr);
+
+    // istiod's own https port (15017): the test env's istiod has no certificate
+    // (PILOT_CERT_PROVIDER=none), so it ends the handshake with an alert; asked in plain HTTP,
+    // Go's TLS server says so. Its debug endpoints are on 15014 only (docs/proxy-status.md).
+    let run = table(&istiod.https_url, &["--istiod-insecure-skip-tls-verify"]);
+    assert_eq!(run.code, 69, "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with(&format!("error: istiod {}: TLS: the server ended the handshake with the alert InternalError; the server could not complete the handshake: has it a certificate? (istiod's own 15017 without one answers so)\n", istiod.https_url)),
+        "{}",
+        run.stderr
+    );
+    let http_on_tls = istiod.https_url.replacen("https://", "http://", 1);
+    let run = table(&http_on_tls, &[]);
+    assert_eq!(run.code, 69, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("HTTP 400 for /debug/syncz: Client sent an HTTP request to an HTTPS server.; this port speaks TLS (use https://)"),
+        "{}",
+        run.stderr
+    );
+    println!("{}: {}", istiod.https_url, run.stderr);
+}
+
+/// With `--istiod-url` no istiod pod is listed, so a user who may not list pods still gets an
+/// answer; but the sidecars no istiod knows (NOT CONNECTED), and the proxies of an istiod that
+/// could not be asked, are then not shown: the run is incomplete (exit 69), never a clean 0.
+#[test]
+#[ignore = "needs the test cluster and pilot-discovery: scripts/test-all.sh"]
+fn pods_that_cannot_be_listed_make_the_status_incomplete() {
+    let env = testenv();
+    let istiod = istiod(&env);
+    let ns = unique("ps-nopods");
+    env.kubectl(&["create", "namespace", &ns]);
+    // `--as` a user with no rights at all: every list is forbidden.
+    let nobody = ["--as", "mesh-doctor-nobody"];
+    let mut args = vec![
+        "proxy-status",
+        "-n",
+        &ns,
+        "--istiod-url",
+        &istiod.monitoring_url,
+    ];
+    args.extend(nobody);
+    let run = env.mesh_doctor(&args);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("warning: cannot list pods in {ns}: ")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.ends_with("error: the proxy status is incomplete: the pods could not be listed, so a sidecar connected to no istiod (NOT CONNECTED) is not shown: exit 69. Give the permissions in docs/rbac.yaml, or --allow-incomplete to accept a partial result.\n"),
+        "{}",
+        run.stderr
+    );
+    // Accepted as partial on request.
+    let mut partial = args.clone();
+    partial.push("--allow-incomplete");
+    let run = env.mesh_doctor(&partial);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    // A second istiod that does not answer: its proxies cannot be told without the pods.
+    let mut two = args.clone();
+    two.extend([
+        "--istiod-url",
+        "http://127.0.0.1:9",
+        "--istiod-timeout",
+        "2s",
+    ]);
+    let run = env.mesh_doctor(&two);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("could not be asked, and without the pod list its proxies are not shown"),
         "{}",
         run.stderr
     );

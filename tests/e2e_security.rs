@@ -14,11 +14,8 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-
+use common::differential::{Found, findings, istioctl_analyze};
 use common::{TestEnv, cached_binary, testenv, unique};
-
-type Found = BTreeSet<(String, String, String)>;
 
 /// One test at a time: the IST0175 test puts an istiod Deployment into `istio-system` for a
 /// moment, which the other tests' runs would see (MD0201 for every namespace).
@@ -28,46 +25,20 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn findings(json: &str, what: &str) -> Found {
-    let items: Vec<serde_json::Value> =
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {json}"));
-    items
-        .iter()
-        .filter(|i| i.get("code").is_some())
-        .map(|i| {
-            (
-                i["code"].as_str().unwrap_or_default().to_string(),
-                i["origin"].as_str().unwrap_or_default().to_string(),
-                i["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// The codes of the security, telemetry and extensions analyzers.
 const CODES: &[&str] = &[
     "IST0002", "IST0101", "IST0106", "IST0127", "IST0133", "IST0157", "IST0159", "IST0160",
     "IST0175",
 ];
 
-fn istioctl(env: &TestEnv, namespace: &str) -> Found {
-    let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
-    let out = std::process::Command::new(binary)
-        .args(["analyze", "-n", namespace, "-o", "json"])
-        .env("KUBECONFIG", &env.kubeconfig)
-        .output()
-        .expect("istioctl runs");
-    assert!(
-        out.status.code().is_some_and(|c| c == 0 || c == 79),
-        "istioctl analyze failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    findings(&String::from_utf8_lossy(&out.stdout), "istioctl")
-}
-
 /// Applies a scenario (its own Namespace included) and compares. `template_only` names the
 /// objects whose selector matches only a workload template: istioctl reports them (`code`),
 /// mesh-doctor does not.
+/// `istioctl analyze -n NAMESPACE`.
+fn istioctl(env: &TestEnv, namespace: &str) -> Found {
+    istioctl_analyze(env, &["-n", namespace])
+}
+
 fn compare(env: &TestEnv, file: &str, template_only: &[(&str, &str)]) {
     let text = std::fs::read_to_string(format!("tests/fixtures/security/{file}")).unwrap();
     let ns = unique("sec");

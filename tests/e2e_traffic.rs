@@ -6,47 +6,17 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-
-use common::{TestEnv, cached_binary, testenv, unique};
+use common::differential::{Found, findings, istioctl_analyze};
+use common::{TestEnv, testenv, unique};
 
 const NEEDS_CLUSTER: &str = "needs the test cluster with Istio's CRDs: scripts/test-all.sh";
 
-type Found = BTreeSet<(String, String, String)>;
-
-fn findings(json: &str, what: &str) -> Found {
-    let items: Vec<serde_json::Value> =
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {json}"));
-    items
-        .iter()
-        .filter(|i| i.get("code").is_some())
-        .map(|i| {
-            (
-                i["code"].as_str().unwrap_or_default().to_string(),
-                i["origin"].as_str().unwrap_or_default().to_string(),
-                i["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-fn istioctl(env: &TestEnv, namespace: &str) -> Found {
-    let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
-    let out = std::process::Command::new(binary)
-        .args(["analyze", "-n", namespace, "-o", "json"])
-        .env("KUBECONFIG", &env.kubeconfig)
-        .output()
-        .expect("istioctl runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.code().is_some_and(|c| c == 0 || c == 79),
-        "istioctl analyze failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    findings(&stdout, "istioctl")
-}
-
 /// Applies a scenario in a fresh namespace and compares.
+/// `istioctl analyze -n NAMESPACE`.
+fn istioctl(env: &TestEnv, namespace: &str) -> Found {
+    istioctl_analyze(env, &["-n", namespace])
+}
+
 fn compare(env: &TestEnv, file: &str, placeholder: &str) {
     let text = std::fs::read_to_string(format!("tests/fixtures/traffic/{file}")).unwrap();
     let ns = unique("traffic");

@@ -10,9 +10,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use common::differential::{Found, findings, istioctl_analyze};
 use common::{TestEnv, cached_binary, testenv, unique};
-
-type Found = BTreeSet<(String, String, String)>;
 
 /// The mesh networks test changes the `istio` ConfigMap and adds a remote secret, which istioctl
 /// reads for every analysis: the tests of this file run one at a time.
@@ -20,40 +19,6 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn findings(json: &str, what: &str) -> Found {
-    let items: Vec<serde_json::Value> =
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {json}"));
-    items
-        .iter()
-        .filter(|i| i.get("code").is_some())
-        .map(|i| {
-            (
-                i["code"].as_str().unwrap_or_default().to_string(),
-                i["origin"].as_str().unwrap_or_default().to_string(),
-                i["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-fn istioctl(env: &TestEnv, args: &[&str]) -> Found {
-    let binary = cached_binary("istioctl-").expect("no istioctl: run testenv/build.sh --istio");
-    let out = std::process::Command::new(binary)
-        .arg("analyze")
-        .args(args)
-        .args(["-o", "json"])
-        .env("KUBECONFIG", &env.kubeconfig)
-        .output()
-        .expect("istioctl runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.code().is_some_and(|c| c == 0 || c == 79),
-        "istioctl analyze failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    findings(&stdout, "istioctl")
 }
 
 /// Applies a scenario in a fresh namespace and compares; returns our live findings.
@@ -74,7 +39,7 @@ fn compare(env: &TestEnv, file: &str, codes: &[&str]) -> Found {
             })
             .collect()
     };
-    let theirs = in_namespace(istioctl(env, &["-n", &ns]));
+    let theirs = in_namespace(istioctl_analyze(env, &["-n", &ns]));
     let run = env.mesh_doctor(&["analyze", "-n", &ns, "-o", "json"]);
     assert!(run.code == 0 || run.code == 79, "{file}: {}", run.stderr);
     let ours = in_namespace(findings(&run.stdout, "mesh-doctor live"));
@@ -142,38 +107,6 @@ fn second_cluster() -> Option<std::path::PathBuf> {
     std::env::var_os("MESH_DOCTOR_TESTENV_SECOND").map(std::path::PathBuf::from)
 }
 
-/// One kubeconfig with a context per (name, testenv kubeconfig).
-fn merged_kubeconfig(dir: &std::path::Path, contexts: &[(&str, &std::path::Path)]) -> String {
-    let mut clusters = String::new();
-    let mut users = String::new();
-    let mut entries = String::new();
-    for (name, kubeconfig) in contexts {
-        let text = std::fs::read_to_string(kubeconfig).unwrap();
-        let doc = &mesh_doctor::formats::yaml::parse_stream(&text).unwrap()[0].value;
-        let cluster = &doc["clusters"][0]["cluster"];
-        let server = cluster["server"].as_str().unwrap();
-        let ca = cluster["certificate-authority"].as_str().unwrap();
-        let token = doc["users"][0]["user"]["token"].as_str().unwrap();
-        clusters.push_str(&format!(
-            "- name: {name}\n  cluster: {{server: \"{server}\", certificate-authority: \"{ca}\"}}\n"
-        ));
-        users.push_str(&format!("- name: {name}\n  user: {{token: \"{token}\"}}\n"));
-        entries.push_str(&format!(
-            "- name: {name}\n  context: {{cluster: {name}, user: {name}, namespace: default}}\n"
-        ));
-    }
-    let path = dir.join("kubeconfig");
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n{users}contexts:\n{entries}current-context: {}\n",
-            contexts[0].0
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 /// IST0170's message with its cluster list and reasons sorted (Istio prints both in Go's random
 /// set order).
 fn normalised(message: &str) -> String {
@@ -232,7 +165,7 @@ fn inconsistent_services_across_two_clusters_equal_istioctls() {
     // its context: the contexts are named so, and mesh-doctor names clusters by context.
     let tmp = tempfile::tempdir().unwrap();
     let west = unique("west");
-    let kubeconfig = merged_kubeconfig(
+    let kubeconfig = common::merged_kubeconfig(
         tmp.path(),
         &[("default", &env.kubeconfig), (&west, &second.kubeconfig)],
     );
@@ -264,7 +197,7 @@ fn inconsistent_services_across_two_clusters_equal_istioctls() {
     let run = env.mesh_doctor(&[
         "analyze",
         "--kubeconfig",
-        &kubeconfig,
+        kubeconfig.to_str().unwrap(),
         "--context",
         "default",
         "--context",
@@ -355,7 +288,7 @@ fn unknown_mesh_network_registries_live_equal_istioctl_and_the_file() {
         &patch.to_string(),
     ]);
     let only = |f: Found| -> Found { f.into_iter().filter(|(c, _, _)| c == "IST0126").collect() };
-    let theirs = only(istioctl(&env, &["-n", "istio-system"]));
+    let theirs = only(istioctl_analyze(&env, &["-n", "istio-system"]));
     let expected: Found = ["kubernetes", "nowhere"]
         .iter()
         .map(|r| {
@@ -386,4 +319,44 @@ fn unknown_mesh_network_registries_live_equal_istioctl_and_the_file() {
     ]);
     assert!(run.code == 0 || run.code == 79, "{}", run.stderr);
     assert_eq!(only(findings(&run.stdout, "mesh-doctor files")), theirs);
+}
+
+#[test]
+#[ignore = "needs the test cluster with Istio's CRDs: scripts/test-all.sh"]
+fn a_mesh_networks_value_that_does_not_parse_is_said_and_never_green() {
+    let _serial = serial();
+    let env = testenv();
+    let _restore = MeshNetworksRestored(&env);
+    let patch = serde_json::json!({"data": {"meshNetworks": "networks: [unclosed\n"}});
+    env.kubectl(&[
+        "-n",
+        "istio-system",
+        "patch",
+        "configmap",
+        "istio",
+        "--type",
+        "merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    let run = env.mesh_doctor(&["analyze", "-n", "istio-system", "--no-probe"]);
+    assert_eq!(run.code, 69, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("warning: cannot list meshNetworks in ")
+            && run.stderr.contains(
+                "the meshNetworks key of ConfigMap istio-system/istio is not MeshNetworks: line "
+            ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("meshnetworks.MeshNetworksAnalyzer"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stdout.contains("No validation issues"),
+        "{}",
+        run.stdout
+    );
 }

@@ -36,7 +36,9 @@ no Info/Warning/Error level.
 istiod is found by label (--istiod-selector, default app=istiod) in --istio-namespace and
 asked through a port-forward to port 15014 (needs `create` on pods/portforward in that
 namespace). --istiod-url asks an istiod you reach yourself (a local port-forward, an istiod
-outside the cluster). --syncz-file reads saved answers (curl .../debug/syncz, or
+outside the cluster); https:// is for a TLS proxy, ingress or load balancer in front of its
+15014 (istiod serves its debug endpoints over plain HTTP only), checked against the system's
+trust store or --istiod-ca. --syncz-file reads saved answers (curl .../debug/syncz, or
 istioctl proxy-status -o json) without asking any istiod.
 
 Examples:
@@ -45,6 +47,7 @@ Examples:
   kubectl mesh-doctor proxy-status web-7d4b9 -n shop --probe
   kubectl mesh-doctor proxy-status -o json --fail-on error,disconnected
   kubectl mesh-doctor proxy-status --istiod-url http://127.0.0.1:15014 --istiod-name istiod-1
+  kubectl mesh-doctor proxy-status --istiod-url https://istiod.example.com --istiod-ca ca.pem
   kubectl mesh-doctor proxy-status --syncz-file syncz.json --pods-file pods.json
 
 ";
@@ -121,11 +124,38 @@ pub struct ProxyStatusArgs {
     #[arg(short = 'r', long, value_name = "REVISION")]
     pub revision: Option<String>,
 
-    /// Ask the istiod at this address instead of finding its pods (repeatable; http only): a
-    /// local `kubectl port-forward`, or an istiod outside the cluster. Its monitoring port
-    /// (15014) also answers /version
+    /// Ask the istiod at this address instead of finding its pods (repeatable; http:// or
+    /// https://): a local `kubectl port-forward`, or an istiod outside the cluster (behind an
+    /// https ingress or load balancer). Its monitoring port (15014) also answers /version
     #[arg(long = "istiod-url", value_name = "URL")]
     pub istiod_urls: Vec<String>,
+
+    /// With an https --istiod-url: trust only the CA certificates in this PEM file (as kubectl's
+    /// --certificate-authority), instead of the system's trust store
+    #[arg(
+        long = "istiod-ca",
+        value_name = "FILE",
+        help_heading = "istiod over https"
+    )]
+    pub istiod_ca: Option<PathBuf>,
+
+    /// With an https --istiod-url: the name to send (SNI) and to expect in istiod's certificate,
+    /// instead of the URL's host (as kubectl's --tls-server-name), e.g. istiod.istio-system.svc
+    /// for an IP address
+    #[arg(
+        long = "istiod-tls-server-name",
+        value_name = "NAME",
+        help_heading = "istiod over https"
+    )]
+    pub istiod_tls_server_name: Option<String>,
+
+    /// INSECURE: with an https --istiod-url, accept any certificate (no CA, name or expiry
+    /// check: anyone on the path can pose as istiod)
+    #[arg(
+        long = "istiod-insecure-skip-tls-verify",
+        help_heading = "istiod over https"
+    )]
+    pub istiod_insecure_skip_tls_verify: bool,
 
     /// The name to show for each --istiod-url or --syncz-file, in the same order
     #[arg(long = "istiod-name", value_name = "NAME")]
@@ -146,6 +176,11 @@ pub struct ProxyStatusArgs {
         help_heading = "Offline"
     )]
     pub pods_file: Option<PathBuf>,
+
+    /// Accept a partial result: exit 0 rather than 69 when the pods could not be listed (or an
+    /// istiod could not be asked without them) and no row matches --fail-on
+    #[arg(long)]
+    pub allow_incomplete: bool,
 
     #[command(flatten)]
     pub kube: KubeArgs,
@@ -226,9 +261,13 @@ impl ProxyStatusArgs {
             istiod_selector: self.istiod_selector,
             revision: self.revision,
             istiod_urls: self.istiod_urls,
+            istiod_ca: self.istiod_ca,
+            istiod_tls_server_name: self.istiod_tls_server_name,
+            istiod_insecure_skip_tls_verify: self.istiod_insecure_skip_tls_verify,
             istiod_names: self.istiod_names,
             syncz_files: self.syncz_files,
             pods_file: self.pods_file,
+            allow_incomplete: self.allow_incomplete,
         })
     }
 }

@@ -153,7 +153,7 @@ pub fn parse_server_info(body: &str) -> Result<ServerInfo, ParseError> {
 #[serde(rename_all = "camelCase")]
 pub struct Readiness {
     pub status: u16,
-    /// The body, trimmed and cut to 200 characters.
+    /// The body, trimmed and cut to 200 characters (and `…`).
     pub body: String,
 }
 
@@ -170,15 +170,10 @@ impl Readiness {
 
 /// A `/ready` or `/healthz/ready` answer: its HTTP status and body.
 pub fn parse_readiness(status: u16, text: &str) -> Readiness {
-    let mut body = text.trim().to_string();
-    if body.len() > 200 {
-        let cut = (0..=200)
-            .rev()
-            .find(|&i| body.is_char_boundary(i))
-            .unwrap_or(0);
-        body.truncate(cut);
+    Readiness {
+        status,
+        body: crate::formats::text::truncate(text.trim(), 200),
     }
-    Readiness { status, body }
 }
 
 /// One xDS type's update counters (`cluster_manager.cds.*`, `listener_manager.lds.*`).

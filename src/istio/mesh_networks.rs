@@ -4,6 +4,15 @@
 
 use serde_json::Value;
 
+/// Why the `meshNetworks` key of the `istio` ConfigMap (YAML text) is not MeshNetworks, or
+/// `None` when it is: a syntax error (with its line in the value) or a [`problem`].
+pub fn problem_in_text(text: &str) -> Option<String> {
+    match crate::formats::yaml::parse_stream(text) {
+        Err(e) => Some(format!("line {} of the value: {}", e.line, e.message)),
+        Ok(docs) => docs.first().and_then(|d| problem(&d.value)),
+    }
+}
+
 /// Why a MeshNetworks document does not fit Istio's schema, or `None` when it fits (as far as
 /// the analyzer reads it: the networks, their endpoints and `fromRegistry`).
 pub fn problem(value: &Value) -> Option<String> {

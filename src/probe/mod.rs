@@ -5,6 +5,7 @@
 //! denied...), never fatal: a proxy that does not answer is itself evidence.
 
 pub mod admin;
+pub mod tls;
 pub mod transport;
 
 pub use crate::envoy::facts::{AdminProbe, ErrorInfo, LogScan, ProbeResult, Probed, ProxyLogs};

@@ -5,6 +5,10 @@
 //! Both speak HTTP/1.1 with hyper over one connection per request. Every request has a connect
 //! timeout, a total timeout and a body size cap, so a proxy that never answers gives a timeout
 //! error and a huge answer gives a "too large" error, never a hang or an out-of-memory.
+//!
+//! A direct connection can put TLS in front of the same HTTP/1 connection ([`Direct::tls`], for
+//! istiod behind an https URL): the handshake runs inside the request timeout, and a hung one
+//! ends there as a "handshake did not finish" error.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -20,12 +24,15 @@ use serde::Serialize;
 use serde::ser::SerializeStruct;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::probe::tls::{TlsClient, TlsFailure};
+
 /// Timeouts and size cap for every request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Opening the connection (TCP connect, or the port-forward websocket upgrade).
     pub connect_timeout: Duration,
-    /// The request, from the first byte sent to the last byte of the body.
+    /// The request, from the first byte sent (the TLS handshake's, with TLS) to the last byte
+    /// of the body.
     pub request_timeout: Duration,
     /// The largest body read; a longer one is an error.
     pub max_body: usize,
@@ -91,6 +98,9 @@ pub enum ProbeError {
     /// The connection broke, or what came back is not HTTP.
     #[error("{0}")]
     Protocol(String),
+    /// The TLS handshake failed (https only).
+    #[error("{0}")]
+    Tls(TlsFailure),
 }
 
 impl ProbeError {
@@ -104,6 +114,8 @@ impl ProbeError {
             ProbeError::TooLarge { .. } => "too-large",
             ProbeError::Status { .. } => "http-status",
             ProbeError::Protocol(_) => "protocol",
+            ProbeError::Tls(TlsFailure::HandshakeTimeout { .. }) => "timeout",
+            ProbeError::Tls(_) => "tls",
         }
     }
 }
@@ -138,10 +150,11 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// One HTTP/1.1 GET over an open connection, reading at most `max_body` bytes.
+/// One HTTP/1.1 GET over an open connection, reading at most `max_body` bytes; `host` is the
+/// Host header.
 pub async fn http_get<S>(
     io: S,
-    port: u16,
+    host: &str,
     path: &str,
     max_body: usize,
 ) -> Result<HttpResponse, ProbeError>
@@ -155,7 +168,7 @@ where
         let _ = connection.await;
     }));
     let request = hyper::Request::get(path)
-        .header(hyper::header::HOST, format!("localhost:{port}"))
+        .header(hyper::header::HOST, host)
         .header(hyper::header::ACCEPT, "*/*")
         .body(Empty::<Bytes>::new())
         .map_err(|e| ProbeError::Protocol(format!("invalid request for {path}: {e}")))?;
@@ -198,6 +211,10 @@ pub struct Direct {
     /// Ports to connect to instead of the pod's (e.g. 15000 -> where a local Envoy's admin
     /// really listens); empty for a real pod.
     pub port_map: Vec<(u16, u16)>,
+    /// TLS in front of HTTP (an https URL); none for a pod.
+    pub tls: Option<TlsClient>,
+    /// The Host header (a URL's `host:port`); `localhost:PORT` when none, as for a pod.
+    pub host: Option<String>,
 }
 
 impl Direct {
@@ -206,7 +223,21 @@ impl Direct {
             ip,
             limits,
             port_map: Vec::new(),
+            tls: None,
+            host: None,
         }
+    }
+
+    /// Speaks TLS (with `tls`'s trust and server name) before HTTP.
+    pub fn with_tls(mut self, tls: TlsClient) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Sends `host` as the Host header (a URL's authority), instead of `localhost:PORT`.
+    pub fn with_host(mut self, host: String) -> Self {
+        self.host = Some(host);
+        self
     }
 
     /// Connects to `to` whenever port `from` is asked for.
@@ -244,19 +275,46 @@ impl Transport for Direct {
             Ok(Err(e)) => return Err(ProbeError::Connect(format!("{address}: {e}"))),
             Ok(Ok(stream)) => stream,
         };
-        tokio::time::timeout(
-            self.limits.request_timeout,
-            http_get(stream, port, path, self.limits.max_body),
+        let host = self
+            .host
+            .clone()
+            .unwrap_or_else(|| format!("localhost:{port}"));
+        let timeout = self.limits.request_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let timed_out = ProbeError::Timeout {
+            what: "request",
+            after: timeout,
+        };
+        let Some(tls) = &self.tls else {
+            return tokio::time::timeout_at(
+                deadline,
+                http_get(stream, &host, path, self.limits.max_body),
+            )
+            .await
+            .unwrap_or(Err(timed_out));
+        };
+        let stream = match tokio::time::timeout_at(deadline, tls.handshake(stream)).await {
+            Err(_) => {
+                return Err(ProbeError::Tls(TlsFailure::HandshakeTimeout {
+                    after: timeout,
+                }));
+            }
+            Ok(Err(failure)) => return Err(ProbeError::Tls(failure)),
+            Ok(Ok(stream)) => stream,
+        };
+        tokio::time::timeout_at(
+            deadline,
+            http_get(stream, &host, path, self.limits.max_body),
         )
         .await
-        .unwrap_or(Err(ProbeError::Timeout {
-            what: "request",
-            after: self.limits.request_timeout,
-        }))
+        .unwrap_or(Err(timed_out))
     }
 
     fn describe(&self) -> String {
-        format!("direct to {}", self.ip)
+        match &self.tls {
+            Some(_) => format!("direct to {} (TLS)", self.ip),
+            None => format!("direct to {}", self.ip),
+        }
     }
 }
 
@@ -338,7 +396,12 @@ impl Transport for PortForward {
         let _guard = ForwardGuard(forwarder);
         let result = tokio::time::timeout(
             self.limits.request_timeout,
-            http_get(stream, port, path, self.limits.max_body),
+            http_get(
+                stream,
+                &format!("localhost:{port}"),
+                path,
+                self.limits.max_body,
+            ),
         )
         .await
         .unwrap_or(Err(ProbeError::Timeout {

@@ -729,13 +729,7 @@ fn mesh_networks_fit(cm: &k8s_openapi::api::core::v1::ConfigMap, at: &str) -> Re
     else {
         return Ok(());
     };
-    let problem = match yaml::parse_stream(text) {
-        Err(e) => Some(format!("line {} of the value: {}", e.line, e.message)),
-        Ok(docs) => docs
-            .first()
-            .and_then(|d| crate::istio::mesh_networks::problem(&d.value)),
-    };
-    match problem {
+    match crate::istio::mesh_networks::problem_in_text(text) {
         Some(problem) => Err(Error::Parse {
             location: at.to_string(),
             message: format!("invalid meshNetworks in ConfigMap istio: {problem}"),

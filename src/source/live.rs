@@ -33,6 +33,10 @@ pub const MAX_PAGES: usize = 20_000;
 /// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
 pub const TRIES: u32 = 3;
 
+/// The `unavailable` entry of an `istio` ConfigMap whose `meshNetworks` is not MeshNetworks
+/// (the mesh networks analyzer needs it).
+pub const MESH_NETWORKS: &str = "meshNetworks";
+
 /// A connected cluster.
 #[derive(Clone)]
 pub struct Cluster {
@@ -696,11 +700,28 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             .filter(|cm| crate::kube::snapshot::Object::name(cm).starts_with("istio"))
             .collect();
         for cm in &items {
-            if crate::kube::snapshot::Object::name(cm) == "istio"
-                && let Some(mesh) = cm.data.as_ref().and_then(|d| d.get("mesh"))
+            if crate::kube::snapshot::Object::name(cm) != "istio" {
+                continue;
+            }
+            let data = cm.data.as_ref();
+            if let Some(mesh) = data.and_then(|d| d.get("mesh"))
                 && let Ok(docs) = crate::formats::yaml::parse_stream(mesh)
             {
                 snapshot.mesh_config = docs.into_iter().next().map(|d| d.value);
+            }
+            // A meshNetworks value that is not MeshNetworks cannot be checked: said, and the
+            // mesh networks analyzer is skipped (a file with it is exit 65).
+            if let Some(problem) = data
+                .and_then(|d| d.get("meshNetworks"))
+                .and_then(|text| crate::istio::mesh_networks::problem_in_text(text))
+            {
+                snapshot.unavailable.insert(
+                    MESH_NETWORKS,
+                    format!(
+                        "the meshNetworks key of ConfigMap {}/istio is not MeshNetworks: {problem}",
+                        crate::kube::snapshot::Object::namespace(cm).unwrap_or_default()
+                    ),
+                );
             }
         }
         snapshot.config_maps = located(items, &name, multi);

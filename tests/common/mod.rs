@@ -6,6 +6,7 @@
 //! (its state directory) and fail with a clear message when it is not set.
 #![allow(dead_code)]
 
+pub mod differential;
 pub mod real;
 
 use std::path::{Path, PathBuf};
@@ -176,4 +177,49 @@ pub fn unique(prefix: &str) -> String {
         .unwrap()
         .subsec_nanos();
     format!("{prefix}-{:05x}", (nanos ^ std::process::id()) & 0xfffff)
+}
+
+/// server, CA file and token of a testenv kubeconfig.
+pub fn credentials(kubeconfig: &Path) -> (String, String, String) {
+    let text = std::fs::read_to_string(kubeconfig).unwrap();
+    let doc = &mesh_doctor::formats::yaml::parse_stream(&text).unwrap()[0].value;
+    let cluster = &doc["clusters"][0]["cluster"];
+    (
+        cluster["server"].as_str().unwrap().to_string(),
+        cluster["certificate-authority"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        doc["users"][0]["user"]["token"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    )
+}
+
+/// One kubeconfig with a context per (name, kubeconfig).
+pub fn merged_kubeconfig(dir: &Path, contexts: &[(&str, &Path)]) -> PathBuf {
+    let mut clusters = String::new();
+    let mut users = String::new();
+    let mut entries = String::new();
+    for (name, kubeconfig) in contexts {
+        let (server, ca, token) = credentials(kubeconfig);
+        clusters.push_str(&format!(
+            "- name: {name}\n  cluster: {{server: \"{server}\", certificate-authority: \"{ca}\"}}\n"
+        ));
+        users.push_str(&format!("- name: {name}\n  user: {{token: \"{token}\"}}\n"));
+        entries.push_str(&format!(
+            "- name: {name}\n  context: {{cluster: {name}, user: {name}, namespace: default}}\n"
+        ));
+    }
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n{clusters}users:\n{users}contexts:\n{entries}current-context: {}\n",
+            contexts[0].0
+        ),
+    )
+    .unwrap();
+    path
 }

@@ -5,8 +5,10 @@
 //! 15014, through a port-forward, as `kubectl port-forward` does), lists the pods once, merges
 //! both in the pure [`crate::commands::proxy_status::status`], optionally probes each Envoy's `/server_info`, renders.
 
+pub mod https;
 pub mod render;
 pub mod status;
+mod url;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,7 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use render::TableOptions;
 use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, Report};
+use url::{IstiodUrl, parse_url};
 
 /// istiod's monitoring port: metrics, `/version` and the HTTP debug endpoints.
 pub const ISTIOD_MONITORING_PORT: u16 = 15014;
@@ -77,15 +80,26 @@ pub struct Request {
     pub istiod_selector: String,
     /// Only the istiod pods of this revision.
     pub revision: Option<String>,
-    /// istiods asked at these addresses instead of found in the cluster (never with
-    /// `syncz_files`).
+    /// istiods asked at these addresses (http:// or https://) instead of found in the cluster
+    /// (never with `syncz_files`).
     pub istiod_urls: Vec<String>,
+    /// With an https istiod URL: trust only the CA certificates in this PEM file, instead of
+    /// the system's trust store.
+    pub istiod_ca: Option<PathBuf>,
+    /// With an https istiod URL: the name to send (SNI) and to expect in istiod's certificate,
+    /// instead of the URL's host.
+    pub istiod_tls_server_name: Option<String>,
+    /// INSECURE: with an https istiod URL, accept any certificate.
+    pub istiod_insecure_skip_tls_verify: bool,
     /// The names shown for the `istiod_urls` or `syncz_files`, in order (at most one each).
     pub istiod_names: Vec<String>,
     /// Saved istiod answers read instead of asking any istiod (`-` for stdin).
     pub syncz_files: Vec<PathBuf>,
     /// With `syncz_files`: the pods, as `kubectl get pods -A -o json` prints them.
     pub pods_file: Option<PathBuf>,
+    /// Exit 0 rather than 69 when the pods could not be listed (or an istiod could not be
+    /// asked without them) and no row matches `fail_on`.
+    pub allow_incomplete: bool,
 }
 
 /// Where the rows come from.
@@ -94,10 +108,13 @@ struct Gathered {
     pods: Option<Vec<Pod>>,
     no_istiod: Option<String>,
     cluster: Option<Cluster>,
+    /// Live, the pods could not be listed (RBAC): the sidecars no istiod knows are not shown.
+    pods_denied: bool,
 }
 
 pub async fn run(global: &Global, args: Request) -> Result<u8> {
     let offline = !args.syncz_files.is_empty();
+    let tls = tls_options(&args)?;
     let now = jiff::Timestamp::now();
 
     let mut gathered = if offline {
@@ -109,11 +126,12 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
             },
             no_istiod: None,
             cluster: None,
+            pods_denied: false,
         }
     } else {
         let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
         let namespace = scope(&args, global, Some(&cluster));
-        gather_live(&args, cluster, namespace.as_deref()).await?
+        gather_live(&args, &tls, cluster, namespace.as_deref()).await?
     };
     let namespace = scope(&args, global, gathered.cluster.as_ref());
 
@@ -191,7 +209,19 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
 
     let failing: Vec<&status::Row> = report.failing(&args.fail_on).collect();
     if failing.is_empty() {
-        return Ok(exit::OK);
+        let missing = unseen(&gathered);
+        if missing.is_empty() || args.allow_incomplete {
+            return Ok(exit::OK);
+        }
+        // What was not read never turns the table green.
+        let styles = Styles::new(global.color.enabled(Stream::Stderr));
+        eprintln!(
+            "{} the proxy status is incomplete: {}: exit {}. Give the permissions in docs/rbac.yaml, or --allow-incomplete to accept a partial result.",
+            styles.paint(styles.error, "error:"),
+            missing.join("; "),
+            exit::UNAVAILABLE
+        );
+        return Ok(exit::UNAVAILABLE);
     }
     let styles = Styles::new(global.color.enabled(Stream::Stderr));
     let mut by_state: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -213,6 +243,32 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
         parts.join(", ")
     );
     Ok(exit::FINDINGS)
+}
+
+/// What the table cannot show, and why: the sidecars connected to no istiod when the pods could
+/// not be listed, and the proxies of an istiod that could not be asked when no pod list names
+/// them (with the pods, they are UNKNOWN rows).
+fn unseen(gathered: &Gathered) -> Vec<String> {
+    let mut missing = Vec::new();
+    if gathered.pods_denied {
+        missing.push(
+            "the pods could not be listed, so a sidecar connected to no istiod (NOT CONNECTED) is not shown"
+                .to_string(),
+        );
+    }
+    let failed: Vec<&str> = gathered
+        .istiods
+        .iter()
+        .filter(|i| i.syncz.is_err())
+        .map(|i| i.name.as_str())
+        .collect();
+    if gathered.pods.is_none() && !failed.is_empty() {
+        missing.push(format!(
+            "{} could not be asked, and without the pod list its proxies are not shown",
+            failed.join(", ")
+        ));
+    }
+    missing
 }
 
 /// The namespace filter: `-n` (unless -A), or for `proxy-status NAME` the namespace in
@@ -342,6 +398,11 @@ fn syncz_answer(
             "HTTP 404 for /debug/syncz: istiod's debug endpoints are off (ENABLE_DEBUG_ON_HTTP=false?), or this is not istiod's monitoring port: {}",
             response.snippet()
         )),
+        // Go's net/http, when a TLS port is asked in plain HTTP (istiod's 15017).
+        400 if response.text().contains("HTTP request to an HTTPS server") => Err(format!(
+            "HTTP 400 for /debug/syncz: {}; this port speaks TLS (use https://), but istiod serves its debug endpoints over plain HTTP only (15014)",
+            response.snippet()
+        )),
         401 | 403 => Err(format!(
             "HTTP {} for /debug/syncz: istiod allows its debug endpoints from localhost (a port-forward) or with a token",
             response.status
@@ -367,43 +428,76 @@ async fn ask<T: Transport>(
     prefix: &str,
     namespace: Option<&str>,
 ) -> (std::result::Result<Syncz, String>, Option<String>) {
+    let (syncz, version, _) = ask_tls(transport, port, prefix, namespace).await;
+    (syncz, version)
+}
+
+/// [`ask`], and the TLS failure of the syncz request, if that is what ended it.
+async fn ask_tls<T: Transport>(
+    transport: &T,
+    port: u16,
+    prefix: &str,
+    namespace: Option<&str>,
+) -> (
+    std::result::Result<Syncz, String>,
+    Option<String>,
+    Option<crate::probe::tls::TlsFailure>,
+) {
     let syncz_path = format!("{prefix}{}", syncz_path(namespace));
     let version_path = format!("{prefix}/version");
     let (syncz, version) = tokio::join!(
         transport.get(port, &syncz_path),
         transport.get(port, &version_path)
     );
-    (syncz_answer(syncz), version_answer(version))
+    let tls = match &syncz {
+        Err(ProbeError::Tls(failure)) => Some(failure.clone()),
+        _ => None,
+    };
+    (syncz_answer(syncz), version_answer(version), tls)
 }
 
 async fn gather_live(
     args: &Request,
+    tls: &https::TlsOptions,
     cluster: Cluster,
     namespace: Option<&str>,
 ) -> Result<Gathered> {
     let pods = cluster.list::<Pod>(namespace);
     let istiods = async {
         if args.istiod_urls.is_empty() {
-            istiods_in_cluster(args, &cluster, namespace).await
+            istiods_in_cluster(args, &cluster, namespace)
+                .await
+                .map(|(a, none)| (a, none, Vec::new()))
         } else {
             let answers = futures::future::join_all(
                 args.istiod_urls
                     .iter()
                     .enumerate()
-                    .map(|(i, url)| istiod_at_url(args, i, url, namespace)),
+                    .map(|(i, url)| istiod_at_url(args, tls, i, url, namespace)),
             )
             .await;
-            answers
+            let (answers, failures): (Vec<_>, Vec<_>) = answers
                 .into_iter()
-                .collect::<Result<Vec<_>>>()
-                .map(|a| (a, None))
+                .collect::<Result<Vec<_>>>()?
+                .into_iter()
+                .unzip();
+            Ok((answers, None, failures))
         }
     };
     let (pods, istiods) = tokio::join!(pods, istiods);
-    let (istiods, no_istiod) = istiods?;
+    let (istiods, no_istiod, mut tls_failures) = istiods?;
+    if let [only] = tls_failures.as_mut_slice()
+        && let Some(error) = only.take()
+    {
+        // The one istiod asked failed its TLS handshake: that line says it all (and comes
+        // first: without istiod's answer there is nothing to show).
+        return Err(error);
+    }
+    let mut pods_denied = false;
     let pods = match pods {
         Ok(pods) => Some(pods),
         Err(ListError::Denied(reason)) => {
+            pods_denied = true;
             eprintln!(
                 "warning: cannot list pods{}: {reason}; only connected proxies are shown",
                 namespace.map(|ns| format!(" in {ns}")).unwrap_or_default()
@@ -418,62 +512,84 @@ async fn gather_live(
         pods,
         no_istiod,
         cluster: Some(cluster),
+        pods_denied,
     })
 }
 
-/// `http://host:port[/prefix]` -> (host, port, prefix).
-fn parse_url(url: &str) -> Result<(String, u16, String)> {
-    let bad = |why: &str| Error::InvalidValue {
-        what: "--istiod-url",
-        value: url.to_string(),
-        why: why.to_string(),
-    };
-    let uri: http::Uri = url.parse().map_err(|_| bad("not a URL"))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some(other) => return Err(bad(&format!("{other} is not supported, use http://"))),
-        None => return Err(bad("give it as http://HOST:PORT")),
+/// The TLS flags, checked (and the CA bundle read) before anything is asked.
+fn tls_options(args: &Request) -> Result<https::TlsOptions> {
+    let any_https = args.istiod_urls.iter().any(|u| {
+        u.get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    });
+    let tls = https::TlsOptions::from_flags(
+        args.istiod_ca.as_deref(),
+        args.istiod_tls_server_name.as_deref(),
+        args.istiod_insecure_skip_tls_verify,
+        any_https,
+    )?;
+    if tls.skip_verify {
+        eprintln!(
+            "warning: --istiod-insecure-skip-tls-verify: istiod's certificate is not checked; anyone on the path can pose as istiod"
+        );
     }
-    let host = uri.host().ok_or_else(|| bad("no host"))?;
-    let host = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
-    let port = uri.port_u16().unwrap_or(80);
-    let prefix = uri.path().trim_end_matches('/').to_string();
-    Ok((host, port, prefix))
+    Ok(tls)
 }
 
+/// Asks the istiod at one `--istiod-url` (with TLS for https); also gives the error that ends
+/// the command if this istiod is the only one and its TLS handshake failed.
 async fn istiod_at_url(
     args: &Request,
+    tls: &https::TlsOptions,
     index: usize,
     url: &str,
     namespace: Option<&str>,
-) -> Result<IstiodAnswer> {
-    let (host, port, prefix) = parse_url(url)?;
+) -> Result<(IstiodAnswer, Option<Error>)> {
+    let IstiodUrl {
+        https,
+        authority,
+        host,
+        port,
+        prefix,
+    } = parse_url(url)?;
+    let client = if https {
+        Some(tls.client(url, &host)?)
+    } else {
+        None
+    };
     let fallback_name = url
         .trim_start_matches("http://")
+        .trim_start_matches("https://")
         .trim_end_matches('/')
         .to_string();
-    let ip: std::result::Result<IpAddr, String> = match host.parse::<IpAddr>() {
-        Ok(ip) => Ok(ip),
-        Err(_) => match tokio::net::lookup_host((host.as_str(), port)).await {
-            Ok(mut addrs) => addrs
-                .next()
-                .map(|a| a.ip())
-                .ok_or_else(|| format!("{host} has no address")),
-            Err(e) => Err(format!("cannot resolve {host}: {e}")),
-        },
-    };
+    // Resolved as the API server's host is (no glibc NSS in the static release binary).
+    let ip = crate::source::dns::resolve(&host).await;
+    let mut tls_error = None;
     let (syncz, version) = match ip {
         Ok(ip) => {
-            let transport = Direct::new(ip, limits(args.istiod_timeout));
-            ask(&transport, port, &prefix, namespace).await
+            let mut transport = Direct::new(ip, limits(args.istiod_timeout)).with_host(authority);
+            if let Some(client) = client {
+                transport = transport.with_tls(client);
+            }
+            let (syncz, version, failure) = ask_tls(&transport, port, &prefix, namespace).await;
+            match failure {
+                Some(failure) => {
+                    let error = tls.error(url.to_string(), failure.clone());
+                    let hint = tls
+                        .hint(&failure)
+                        .map(|h| format!("; {h}"))
+                        .unwrap_or_default();
+                    tls_error = Some(error);
+                    (Err(format!("{failure}{hint}")), version)
+                }
+                None if https => (syncz.map_err(|e| https::not_found_hint(&e)), version),
+                None => (syncz, version),
+            }
         }
         Err(e) => (Err(e), None),
     };
     let identity = syncz.as_ref().ok().and_then(|s| s.control_plane.clone());
-    Ok(IstiodAnswer {
+    let answer = IstiodAnswer {
         name: args
             .istiod_names
             .get(index)
@@ -484,7 +600,8 @@ async fn istiod_at_url(
         revision: None,
         via: url.to_string(),
         syncz,
-    })
+    };
+    Ok((answer, tls_error))
 }
 
 /// Finds istiod's pods by label and asks each running one through a port-forward.
@@ -680,20 +797,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls() {
-        assert_eq!(
-            parse_url("http://127.0.0.1:18080").unwrap(),
-            ("127.0.0.1".to_string(), 18080, String::new())
-        );
-        assert_eq!(
-            parse_url("http://istiod.istio-system:15014/").unwrap(),
-            ("istiod.istio-system".to_string(), 15014, String::new())
-        );
-        assert!(parse_url("https://x:1").is_err());
-        assert!(parse_url("127.0.0.1:15014").is_err());
-    }
-
-    #[test]
     fn answers() {
         assert!(syncz_answer(Ok(HttpResponse::new(200, "[]"))).is_ok());
         let e = syncz_answer(Ok(HttpResponse::new(404, "404 page not found"))).unwrap_err();
@@ -704,5 +807,18 @@ mod tests {
         );
         assert_eq!(version_answer(Ok(HttpResponse::new(404, "x"))), None);
         assert_eq!(syncz_path(Some("a b")), "/debug/syncz?namespace=a%20b");
+        // What istiod's https port (15017) answers to plain HTTP, and to https /debug/syncz.
+        let e = syncz_answer(Ok(HttpResponse::new(
+            400,
+            "Client sent an HTTP request to an HTTPS server.\n",
+        )))
+        .unwrap_err();
+        assert!(e.ends_with("this port speaks TLS (use https://), but istiod serves its debug endpoints over plain HTTP only (15014)"), "{e}");
+        let e = syncz_answer(Ok(HttpResponse::new(404, "404 page not found"))).unwrap_err();
+        assert!(
+            https::not_found_hint(&e).ends_with(
+                "its debug endpoints are plain HTTP on 15014 (put TLS in front of that)"
+            )
+        );
     }
 }

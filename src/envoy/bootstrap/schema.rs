@@ -82,15 +82,7 @@ impl Kind {
 
 /// A JSON value's kind, for messages: `a string ("oops")`, `a list`, `a number (5)`.
 pub(super) fn shape(value: &Value) -> String {
-    let mut short = value.to_string();
-    if short.len() > 40 {
-        let cut = (0..=40)
-            .rev()
-            .find(|&i| short.is_char_boundary(i))
-            .unwrap_or(0);
-        short.truncate(cut);
-        short.push_str("...");
-    }
+    let short = crate::formats::text::truncate(&value.to_string(), 40);
     match value {
         Value::Null => "null".into(),
         Value::Bool(_) => format!("a boolean ({short})"),

@@ -410,7 +410,11 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "meshnetworks.MeshNetworksAnalyzer",
         description: "Check the validity of MeshNetworks in the cluster",
         codes: &["IST0126"],
-        needs: &["configmaps", "remote secrets"],
+        needs: &[
+            "configmaps",
+            "remote secrets",
+            crate::source::live::MESH_NETWORKS,
+        ],
         run: Run::Snapshot(mesh_networks::analyze),
     },
     Analyzer {
