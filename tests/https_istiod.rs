@@ -189,7 +189,7 @@ async fn get(
 }
 
 fn options(ca: Option<&Path>, server_name: Option<&str>) -> TlsOptions {
-    TlsOptions::from_flags(ca, server_name, false, true).unwrap()
+    TlsOptions::read(ca, server_name, false).unwrap()
 }
 
 /// The binary, as a user runs it, with a kubeconfig whose API server is a closed port.
@@ -526,7 +526,7 @@ async fn skip_verify_accepts_any_certificate_and_warns() {
     let ca = ca("mesh-doctor test CA");
     let (cert, key) = leaf(&ca, &["somewhere.else"], true);
     let address = tls_server(cert, key).await;
-    let insecure = TlsOptions::from_flags(None, None, true, true).unwrap();
+    let insecure = TlsOptions::read(None, None, true).unwrap();
     let response = get(address, &insecure, "/debug/syncz").await.unwrap();
     assert_eq!(response.text(), SYNCZ);
 

@@ -542,6 +542,29 @@ mod tests {
         );
         let e = usage_error(&["ps", "--context", "a", "--context", "b"]);
         assert!(e.contains("proxy-status reads one cluster"), "{e}");
+        let e = usage_error(&[
+            "ps",
+            "--istiod-url",
+            "http://x:1",
+            "--istiod-tls-server-name",
+            "i",
+        ]);
+        assert!(
+            e.contains("are for an https:// --istiod-url, and none is given"),
+            "{e}"
+        );
+        let e = usage_error(&[
+            "ps",
+            "--istiod-url",
+            "HTTPS://x",
+            "--istiod-ca",
+            "/nonexistent",
+            "--istiod-insecure-skip-tls-verify",
+        ]);
+        assert_eq!(
+            e,
+            "give either --istiod-ca or --istiod-insecure-skip-tls-verify, not both"
+        );
     }
 
     #[test]

@@ -221,7 +221,8 @@ impl From<FailOnValue> for FailOn {
 
 impl ProxyStatusArgs {
     /// The request, with the flags that exclude each other checked: --syncz-file or
-    /// --istiod-url, one --istiod-name per address or file, one cluster.
+    /// --istiod-url, one --istiod-name per address or file, one cluster, the TLS flags only with
+    /// an https:// URL and a CA only when certificates are checked.
     pub fn into_request(self, global: &Global) -> Result<Request> {
         let offline = !self.syncz_files.is_empty();
         if offline && !self.istiod_urls.is_empty() {
@@ -239,6 +240,25 @@ impl ProxyStatusArgs {
         if global.context.len() > 1 {
             return Err(Error::Usage(
                 "proxy-status reads one cluster: give at most one --context".to_string(),
+            ));
+        }
+        let tls_given = self.istiod_ca.is_some()
+            || self.istiod_tls_server_name.is_some()
+            || self.istiod_insecure_skip_tls_verify;
+        let any_https = self.istiod_urls.iter().any(|u| {
+            u.get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+        });
+        if tls_given && !any_https {
+            return Err(Error::Usage(
+                "--istiod-ca, --istiod-tls-server-name and --istiod-insecure-skip-tls-verify are for an https:// --istiod-url, and none is given".to_string(),
+            ));
+        }
+        if self.istiod_ca.is_some() && self.istiod_insecure_skip_tls_verify {
+            // kubectl refuses the same pair: a CA that is never checked is a mistake.
+            return Err(Error::Usage(
+                "give either --istiod-ca or --istiod-insecure-skip-tls-verify, not both"
+                    .to_string(),
             ));
         }
         Ok(Request {

@@ -1,4 +1,4 @@
-//! `proxy-status --istiod-url https://...`: the TLS options of the command line, checked once,
+//! `proxy-status --istiod-url https://...`: the TLS options of the request (checked by the CLI),
 //! turned into a [`TlsClient`] per URL, and a failed handshake turned into one error line that
 //! says what to do.
 //!
@@ -27,27 +27,9 @@ pub struct TlsOptions {
 }
 
 impl TlsOptions {
-    /// Checks the flags against the URLs and reads the CA bundle. `any_https`: whether an
-    /// `https://` URL is among the `--istiod-url`s.
-    pub fn from_flags(
-        ca: Option<&Path>,
-        server_name: Option<&str>,
-        skip_verify: bool,
-        any_https: bool,
-    ) -> Result<Self> {
-        let given = ca.is_some() || server_name.is_some() || skip_verify;
-        if given && !any_https {
-            return Err(Error::Usage(
-                "--istiod-ca, --istiod-tls-server-name and --istiod-insecure-skip-tls-verify are for an https:// --istiod-url, and none is given".to_string(),
-            ));
-        }
-        if ca.is_some() && skip_verify {
-            // kubectl refuses the same pair: a CA that is never checked is a mistake.
-            return Err(Error::Usage(
-                "give either --istiod-ca or --istiod-insecure-skip-tls-verify, not both"
-                    .to_string(),
-            ));
-        }
+    /// Reads the CA bundle. The flags were checked against each other and the URLs by the CLI
+    /// (`cli::proxy_status`).
+    pub fn read(ca: Option<&Path>, server_name: Option<&str>, skip_verify: bool) -> Result<Self> {
         let ca = match ca {
             Some(path) => {
                 let pem = std::fs::read(path).map_err(|e| Error::CaBundle {
@@ -159,24 +141,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_without_an_https_url_or_that_contradict_are_usage_errors() {
-        let e = TlsOptions::from_flags(None, Some("istiod"), false, false).unwrap_err();
-        assert_eq!(e.exit_code(), crate::exit::USAGE);
-        let e =
-            TlsOptions::from_flags(Some(Path::new("/nonexistent")), None, true, true).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "give either --istiod-ca or --istiod-insecure-skip-tls-verify, not both"
-        );
-        let e = TlsOptions::from_flags(Some(Path::new("/nonexistent/ca.pem")), None, false, true)
-            .unwrap_err();
+    fn an_unreadable_ca_bundle_or_a_bad_host_is_an_error() {
+        let e = TlsOptions::read(Some(Path::new("/nonexistent/ca.pem")), None, false).unwrap_err();
         assert_eq!(e.exit_code(), crate::exit::DATA);
         assert!(
             e.to_string()
                 .starts_with("cannot use --istiod-ca /nonexistent/ca.pem: cannot read it: "),
             "{e}"
         );
-        let options = TlsOptions::from_flags(None, None, false, true).unwrap();
+        let options = TlsOptions::read(None, None, false).unwrap();
         let e = options
             .client("https://bad host!", "bad host!")
             .unwrap_err();

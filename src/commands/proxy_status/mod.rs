@@ -518,15 +518,10 @@ async fn gather_live(
 
 /// The TLS flags, checked (and the CA bundle read) before anything is asked.
 fn tls_options(args: &Request) -> Result<https::TlsOptions> {
-    let any_https = args.istiod_urls.iter().any(|u| {
-        u.get(..8)
-            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    });
-    let tls = https::TlsOptions::from_flags(
+    let tls = https::TlsOptions::read(
         args.istiod_ca.as_deref(),
         args.istiod_tls_server_name.as_deref(),
         args.istiod_insecure_skip_tls_verify,
-        any_https,
     )?;
     if tls.skip_verify {
         eprintln!(
