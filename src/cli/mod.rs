@@ -565,6 +565,12 @@ mod tests {
             e,
             "give either --istiod-ca or --istiod-insecure-skip-tls-verify, not both"
         );
+        // A malformed address is said before anything is read (no kubeconfig needed).
+        let e = usage_error(&["ps", "--istiod-url", "ftp://x:1"]);
+        assert!(
+            e.contains("ftp is not supported, use http:// or https://"),
+            "{e}"
+        );
     }
 
     #[test]

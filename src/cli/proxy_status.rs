@@ -245,10 +245,11 @@ impl ProxyStatusArgs {
         let tls_given = self.istiod_ca.is_some()
             || self.istiod_tls_server_name.is_some()
             || self.istiod_insecure_skip_tls_verify;
-        let any_https = self.istiod_urls.iter().any(|u| {
-            u.get(..8)
-                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-        });
+        // Every address is checked here, before the cluster is read.
+        let mut any_https = false;
+        for url in &self.istiod_urls {
+            any_https |= crate::commands::proxy_status::url::parse_url(url)?.https;
+        }
         if tls_given && !any_https {
             return Err(Error::Usage(
                 "--istiod-ca, --istiod-tls-server-name and --istiod-insecure-skip-tls-verify are for an https:// --istiod-url, and none is given".to_string(),

@@ -8,7 +8,7 @@
 pub mod https;
 pub mod render;
 pub mod status;
-mod url;
+pub mod url;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
