@@ -134,9 +134,16 @@ fn analyze_defaults_to_the_context_namespace() {
         &["analyze", "--suppress", "IST0139=*", "--no-probe"],
     );
     assert_eq!(run.code, 79, "{}\n{}", run.stdout, run.stderr);
+    // The context's namespace was read: its pod is reported, as IST0103 (restart it) while some
+    // injector webhook exists on the shared cluster, or MD0103 (no webhook matches) while
+    // `no_injection_webhook_at_all_means_the_injector_is_missing` has removed them all.
     assert!(
-        run.stdout
-            .contains(&format!("Warning [IST0103] (Pod {ns}/lonely)")),
+        [
+            format!("Warning [IST0103] (Pod {ns}/lonely)"),
+            format!("Warning [MD0103] (Pod {ns}/lonely)"),
+        ]
+        .iter()
+        .any(|line| run.stdout.contains(line)),
         "{}",
         run.stdout
     );
