@@ -3,6 +3,13 @@
 # up.sh, down.sh and istiod-up.sh; not meant to be run directly.
 # Versions here must match testenv/gomod/*/go.mod (build.sh checks this).
 
+# A named test env's state directory (/tmp/mesh-doctor-testenv-NAME, as up.sh makes it) given
+# without TESTENV_NAME (the e2e tests pass only TESTENV_DIR): that env's name, so the scripts use
+# the ports it was started with, not the default env's (whose istiod they would replace).
+if [[ -z "${TESTENV_NAME:-}" && "${TESTENV_DIR:-}" == /tmp/mesh-doctor-testenv-?* ]]; then
+  TESTENV_NAME="${TESTENV_DIR#/tmp/mesh-doctor-testenv-}"
+fi
+
 TESTENV_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 KUBE_VERSION="v1.34.4"
