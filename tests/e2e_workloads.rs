@@ -225,6 +225,22 @@ fn inconsistent_services_across_two_clusters_equal_istioctls() {
 }
 
 /// Restores the `istio` ConfigMap and removes the remote secret, also when the test fails.
+/// Sets the `istio` ConfigMap's `meshNetworks` key (MeshNetworksRestored removes it again).
+fn set_mesh_networks(env: &TestEnv, text: &str) {
+    let patch = serde_json::json!({"data": {"meshNetworks": text}});
+    env.kubectl(&[
+        "-n",
+        "istio-system",
+        "patch",
+        "configmap",
+        "istio",
+        "--type",
+        "merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+}
+
 struct MeshNetworksRestored<'a>(&'a TestEnv);
 
 impl Drop for MeshNetworksRestored<'_> {
@@ -275,18 +291,7 @@ fn unknown_mesh_network_registries_live_equal_istioctl_and_the_file() {
         "stringData": {"wk-remote": kubeconfig},
     });
     env.apply(&secret.to_string());
-    let patch = serde_json::json!({"data": {"meshNetworks": text}});
-    env.kubectl(&[
-        "-n",
-        "istio-system",
-        "patch",
-        "configmap",
-        "istio",
-        "--type",
-        "merge",
-        "-p",
-        &patch.to_string(),
-    ]);
+    set_mesh_networks(&env, &text);
     let only = |f: Found| -> Found { f.into_iter().filter(|(c, _, _)| c == "IST0126").collect() };
     let theirs = only(istioctl_analyze(&env, &["-n", "istio-system"]));
     let expected: Found = ["kubernetes", "nowhere"]
@@ -327,18 +332,7 @@ fn a_mesh_networks_value_that_does_not_parse_is_said_and_never_green() {
     let _serial = serial();
     let env = testenv();
     let _restore = MeshNetworksRestored(&env);
-    let patch = serde_json::json!({"data": {"meshNetworks": "networks: [unclosed\n"}});
-    env.kubectl(&[
-        "-n",
-        "istio-system",
-        "patch",
-        "configmap",
-        "istio",
-        "--type",
-        "merge",
-        "-p",
-        &patch.to_string(),
-    ]);
+    set_mesh_networks(&env, "networks: [unclosed\n");
     // Other tests' objects give Warnings in istio-system on the shared cluster (IST0175): only
     // an Error would outrank the incomplete run's 69.
     let run = env.mesh_doctor(&[

@@ -228,6 +228,14 @@ async fn run(dir: &Path, args: &[&str]) -> (String, String, i32) {
     .unwrap()
 }
 
+/// `proxy-status --istiod-url URL --istiod-ca CA` and `more` flags.
+async fn with_ca(dir: &Path, url: &str, ca: &Path, more: &[&str]) -> (String, String, i32) {
+    let ca = ca.to_str().unwrap();
+    let mut args = vec!["proxy-status", "--istiod-url", url, "--istiod-ca", ca];
+    args.extend(more);
+    run(dir, &args).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trusted_through_the_ca_flag_gives_istiods_answer() {
     let dir = tempfile::tempdir().unwrap();
@@ -287,17 +295,7 @@ async fn an_untrusted_certificate_is_one_clear_line_and_exit_69() {
 
     // Another CA than the one that signed it.
     let other = write(dir.path(), "other.pem", &ca_pem_of_another());
-    let (_, stderr, code) = run(
-        dir.path(),
-        &[
-            "proxy-status",
-            "--istiod-url",
-            &url,
-            "--istiod-ca",
-            other.to_str().unwrap(),
-        ],
-    )
-    .await;
+    let (_, stderr, code) = with_ca(dir.path(), &url, &other, &[]).await;
     assert_eq!(code, 69, "{stderr}");
     let other = other.display();
     assert_eq!(
@@ -332,12 +330,7 @@ async fn a_wrong_name_says_which_names_the_certificate_has() {
     );
 
     let url = format!("https://{address}");
-    let ca_arg = ca_file.to_str().unwrap();
-    let (_, stderr, code) = run(
-        dir.path(),
-        &["proxy-status", "--istiod-url", &url, "--istiod-ca", ca_arg],
-    )
-    .await;
+    let (_, stderr, code) = with_ca(dir.path(), &url, &ca_file, &[]).await;
     assert_eq!(code, 69, "{stderr}");
     assert_eq!(
         stderr,
@@ -347,17 +340,11 @@ async fn a_wrong_name_says_which_names_the_certificate_has() {
     );
 
     // The override is what is checked (and sent as SNI).
-    let (_, stderr, code) = run(
+    let (_, stderr, code) = with_ca(
         dir.path(),
-        &[
-            "proxy-status",
-            "--istiod-url",
-            &url,
-            "--istiod-ca",
-            ca_arg,
-            "--istiod-tls-server-name",
-            "istiod.example.com",
-        ],
+        &url,
+        &ca_file,
+        &["--istiod-tls-server-name", "istiod.example.com"],
     )
     .await;
     assert_eq!(code, 69, "{stderr}");
@@ -386,17 +373,7 @@ async fn an_expired_certificate_says_when_it_expired() {
     assert_eq!(not_after, "2021-01-01T00:00:00Z");
 
     let url = format!("https://{address}");
-    let (_, stderr, code) = run(
-        dir.path(),
-        &[
-            "proxy-status",
-            "--istiod-url",
-            &url,
-            "--istiod-ca",
-            ca_file.to_str().unwrap(),
-        ],
-    )
-    .await;
+    let (_, stderr, code) = with_ca(dir.path(), &url, &ca_file, &[]).await;
     assert_eq!(code, 69, "{stderr}");
     assert!(
         stderr.starts_with(&format!(
