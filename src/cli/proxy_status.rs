@@ -246,10 +246,12 @@ impl ProxyStatusArgs {
             || self.istiod_tls_server_name.is_some()
             || self.istiod_insecure_skip_tls_verify;
         // Every address is checked here, before the cluster is read.
-        let mut any_https = false;
-        for url in &self.istiod_urls {
-            any_https |= crate::commands::proxy_status::url::parse_url(url)?.https;
-        }
+        let istiod_urls = self
+            .istiod_urls
+            .iter()
+            .map(|url| crate::commands::proxy_status::url::parse_url(url))
+            .collect::<Result<Vec<_>>>()?;
+        let any_https = istiod_urls.iter().any(|url| url.https);
         if tls_given && !any_https {
             return Err(Error::Usage(
                 "--istiod-ca, --istiod-tls-server-name and --istiod-insecure-skip-tls-verify are for an https:// --istiod-url, and none is given".to_string(),
@@ -281,7 +283,7 @@ impl ProxyStatusArgs {
             istio_namespace: self.istio_namespace,
             istiod_selector: self.istiod_selector,
             revision: self.revision,
-            istiod_urls: self.istiod_urls,
+            istiod_urls,
             istiod_ca: self.istiod_ca,
             istiod_tls_server_name: self.istiod_tls_server_name,
             istiod_insecure_skip_tls_verify: self.istiod_insecure_skip_tls_verify,

@@ -31,7 +31,7 @@ use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
 use render::TableOptions;
 use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, Report};
-use url::{IstiodUrl, parse_url};
+use url::IstiodUrl;
 
 /// istiod's monitoring port: metrics, `/version` and the HTTP debug endpoints.
 pub const ISTIOD_MONITORING_PORT: u16 = 15014;
@@ -82,7 +82,7 @@ pub struct Request {
     pub revision: Option<String>,
     /// istiods asked at these addresses (http:// or https://) instead of found in the cluster
     /// (never with `syncz_files`).
-    pub istiod_urls: Vec<String>,
+    pub istiod_urls: Vec<IstiodUrl>,
     /// With an https istiod URL: trust only the CA certificates in this PEM file, instead of
     /// the system's trust store.
     pub istiod_ca: Option<PathBuf>,
@@ -537,18 +537,20 @@ async fn istiod_at_url(
     args: &Request,
     tls: &https::TlsOptions,
     index: usize,
-    url: &str,
+    istiod_url: &IstiodUrl,
     namespace: Option<&str>,
 ) -> Result<(IstiodAnswer, Option<Error>)> {
     let IstiodUrl {
+        text: url,
         https,
         authority,
         host,
         port,
         prefix,
-    } = parse_url(url)?;
+    } = istiod_url;
+    let (url, host, https, port) = (url.as_str(), host.as_str(), *https, *port);
     let client = if https {
-        Some(tls.client(url, &host)?)
+        Some(tls.client(url, host)?)
     } else {
         None
     };
@@ -558,15 +560,16 @@ async fn istiod_at_url(
         .trim_end_matches('/')
         .to_string();
     // Resolved as the API server's host is (no glibc NSS in the static release binary).
-    let ip = crate::source::dns::resolve(&host).await;
+    let ip = crate::source::dns::resolve(host).await;
     let mut tls_error = None;
     let (syncz, version) = match ip {
         Ok(ip) => {
-            let mut transport = Direct::new(ip, limits(args.istiod_timeout)).with_host(authority);
+            let mut transport =
+                Direct::new(ip, limits(args.istiod_timeout)).with_host(authority.clone());
             if let Some(client) = client {
                 transport = transport.with_tls(client);
             }
-            let (syncz, version, failure) = ask_tls(&transport, port, &prefix, namespace).await;
+            let (syncz, version, failure) = ask_tls(&transport, port, prefix, namespace).await;
             match failure {
                 Some(failure) => {
                     let error = tls.error(url.to_string(), failure.clone());

@@ -3,8 +3,10 @@
 use crate::error::{Error, Result};
 
 /// An `--istiod-url`: `http[s]://host[:port][/prefix]`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IstiodUrl {
+    /// The URL as given, for messages and the `via` column.
+    pub text: String,
     pub https: bool,
     /// `host[:port]` as written, for the Host header.
     pub authority: String,
@@ -45,6 +47,7 @@ pub fn parse_url(url: &str) -> Result<IstiodUrl> {
         .unwrap_or(authority)
         .to_string();
     Ok(IstiodUrl {
+        text: url.to_string(),
         https,
         authority,
         host,
@@ -59,7 +62,17 @@ mod tests {
 
     #[test]
     fn urls() {
+        let parse_url = |text: &str| {
+            parse_url(text).map(|u| {
+                assert_eq!(u.text, text);
+                IstiodUrl {
+                    text: String::new(),
+                    ..u
+                }
+            })
+        };
         let url = |https: bool, authority: &str, host: &str, port: u16, prefix: &str| IstiodUrl {
+            text: String::new(),
             https,
             authority: authority.to_string(),
             host: host.to_string(),
