@@ -7,7 +7,7 @@
 #   3. the real krew (built by testenv/build.sh --krew) installs it from dist/krew-manifest.yaml
 #      and the archive, exactly as README.md says, and `kubectl mesh-doctor` then runs.
 # Needs a running test cluster: MESH_DOCTOR_TESTENV=<its state dir> (scripts/test-all.sh sets it).
-# Installs runc (Debian package) when it is missing. Prints "N passed, M failed".
+# Installs the Debian packages it uses (testenv/packages.sh) when they are missing. Prints "N passed, M failed".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -22,10 +22,7 @@ passed=0 failed=0
 ok() { echo "ok: $*"; passed=$((passed + 1)); }
 bad() { echo "FAILED: $*"; failed=$((failed + 1)); }
 
-if ! command -v runc >/dev/null; then
-  echo "== installing runc" >&2
-  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runc >/dev/null
-fi
+testenv/packages.sh # runc, file, binutils (readelf), bash-completion
 testenv/build.sh --only krew,kubectl >&2
 
 echo "== building the release archive" >&2

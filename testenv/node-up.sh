@@ -32,23 +32,8 @@ NODE_READY_TIMEOUT="${NODE_READY_TIMEOUT:-120}"
 [[ "$(id -u)" == 0 ]] || testenv_die "node-up.sh needs root (network namespaces, containerd, kubelet)"
 
 # ---------------------------------------------------------------- packages
-need_pkgs=()
-command -v containerd >/dev/null || need_pkgs+=(containerd)
-command -v runc >/dev/null || need_pkgs+=(runc)
-[[ -x /usr/lib/cni/bridge ]] || need_pkgs+=(containernetworking-plugins)
-command -v iptables >/dev/null || need_pkgs+=(iptables)
-command -v conntrack >/dev/null || need_pkgs+=(conntrack)
-# the app image copies /bin/busybox: it must be the static one
-{ [[ -x /bin/busybox ]] && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic'; } || need_pkgs+=(busybox-static)
-command -v gcc >/dev/null || need_pkgs+=(gcc libc6-dev)
-command -v nsenter >/dev/null || need_pkgs+=(util-linux)
-command -v ip >/dev/null || need_pkgs+=(iproute2)
-if ((${#need_pkgs[@]})); then
-  testenv_log "installing Debian packages: ${need_pkgs[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y --no-install-recommends "${need_pkgs[@]}" >&2 \
-    || { apt-get update >&2 && apt-get install -y --no-install-recommends "${need_pkgs[@]}" >&2; }
-fi
+# containerd, runc, the CNI plugins, iptables, conntrack, static busybox, gcc, ...: one list
+"$TESTENV_SRC/packages.sh"
 
 # ---------------------------------------------------------------- binaries, images
 "$TESTENV_SRC/build.sh" --node >&2

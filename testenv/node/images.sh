@@ -60,7 +60,8 @@ build_pause() {
 build_app() {
   local root="$1" a
   base_files "$root"
-  ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' || testenv_die "/bin/busybox is not static: apt-get install busybox-static"
+  "$TESTENV_SRC/packages.sh" --check busybox-static \
+    || testenv_die "/bin/busybox is missing or not the static build: run testenv/packages.sh (it installs busybox-static)"
   install -D -m 0755 /bin/busybox "$root/bin/busybox"
   for a in $(/bin/busybox --list); do
     [[ "$a" == busybox ]] || ln -sf busybox "$root/bin/$a"
