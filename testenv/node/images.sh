@@ -10,7 +10,21 @@
 #   $TESTENV_IMAGE_HUB/pilot:$ISTIO_VERSION      pilot-discovery
 #
 # An existing tarball is never rebuilt: delete it to force a rebuild.
+#
+# Usage: testenv/node/images.sh [--only NAME[,NAME...]]   (NAME: pause app proxyv2 pilot)
+# MESH_DOCTOR_CACHE=DIR builds into another cache (tests build the small images into an empty one).
 set -euo pipefail
+
+only=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --only) only="${2:?--only needs NAME[,NAME...]}"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "images.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+selected() { [[ -z "$only" || ",$only," == *",$1,"* ]]; }
 
 # shellcheck source=testenv/env.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/env.sh"
@@ -103,8 +117,16 @@ build_pilot() {
   install -D -m 0755 "$PILOT_DISCOVERY_BIN" "$root/usr/local/bin/pilot-discovery"
 }
 
-image pause "$PAUSE_VERSION" build_pause --entrypoint '["/pause"]' --user 65535:65535
-image app "$APP_VERSION" build_app --entrypoint '["/bin/httpd", "-f", "-v", "-p", "8080", "-h", "/www"]'
-image proxyv2 "$ISTIO_VERSION" build_proxyv2 --entrypoint '["/usr/local/bin/pilot-agent"]' \
-  --env "ISTIO_META_ISTIO_PROXY_SHA=envoy-$ENVOY_VERSION" --env "ISTIO_META_ISTIO_VERSION=$ISTIO_VERSION"
-image pilot "$ISTIO_VERSION" build_pilot --entrypoint '["/usr/local/bin/pilot-discovery"]' --user 1337:1337
+if selected pause; then
+  image pause "$PAUSE_VERSION" build_pause --entrypoint '["/pause"]' --user 65535:65535
+fi
+if selected app; then
+  image app "$APP_VERSION" build_app --entrypoint '["/bin/httpd", "-f", "-v", "-p", "8080", "-h", "/www"]'
+fi
+if selected proxyv2; then
+  image proxyv2 "$ISTIO_VERSION" build_proxyv2 --entrypoint '["/usr/local/bin/pilot-agent"]' \
+    --env "ISTIO_META_ISTIO_PROXY_SHA=envoy-$ENVOY_VERSION" --env "ISTIO_META_ISTIO_VERSION=$ISTIO_VERSION"
+fi
+if selected pilot; then
+  image pilot "$ISTIO_VERSION" build_pilot --entrypoint '["/usr/local/bin/pilot-discovery"]' --user 1337:1337
+fi
