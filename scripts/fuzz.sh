@@ -22,7 +22,7 @@ fi
 rss_mb=${RSS_MB:-2048}
 timeout_s=${TIMEOUT:-10}
 
-if ! rustup toolchain list | grep -q '^nightly'; then
+if ! grep -q '^nightly' <<<"$(rustup toolchain list)"; then
   rustup toolchain install nightly --profile minimal
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then

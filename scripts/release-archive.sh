@@ -28,7 +28,8 @@ RUSTFLAGS="-C target-feature=+crt-static" \
 bin="target/static/$target/release/kubectl-mesh_doctor"
 
 # Static, truly: no interpreter, no needed shared library.
-if readelf -l "$bin" | grep -q 'INTERP' || readelf -d "$bin" | grep -q 'NEEDED'; then
+# (grep reads a here-string: `readelf | grep -q` under pipefail fails when grep stops early)
+if grep -q 'INTERP' <<<"$(readelf -l "$bin")" || grep -q 'NEEDED' <<<"$(readelf -d "$bin")"; then
   echo "error: $bin is not statically linked" >&2
   readelf -d "$bin" >&2 || true
   exit 1

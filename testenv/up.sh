@@ -95,7 +95,7 @@ pid_alive() { # $1 = pid file
 }
 
 port_busy() { # $1 = port
-  ss -Htln "sport = :$1" 2>/dev/null | grep -q .
+  grep -q . <<<"$(ss -Htln "sport = :$1" 2>/dev/null)"
 }
 
 admin_curl() {
@@ -107,7 +107,7 @@ apiserver_ready() {
 }
 
 etcd_healthy() {
-  curl -fsS --max-time 3 "$ETCD_URL/health" 2>/dev/null | grep -q '"health":"true"'
+  grep -q '"health":"true"' <<<"$(curl -fsS --max-time 3 "$ETCD_URL/health" 2>/dev/null)"
 }
 
 wait_for() { # $1 = description, $2 = timeout seconds, $3 = pid file (or ""), rest = command

@@ -82,11 +82,11 @@ kc -n "$NS" port-forward "pod/$POD" "$lp:15000" >/dev/null 2>&1 &
 PF_PID=$!
 ok=0
 for _ in $(seq 1 40); do
-  if curl -fsS --max-time 2 "http://127.0.0.1:$lp/server_info" 2>/dev/null | grep -q '"state"'; then ok=1; break; fi
+  if grep -q '"state"' <<<"$(curl -fsS --max-time 2 "http://127.0.0.1:$lp/server_info" 2>/dev/null)"; then ok=1; break; fi
   sleep 0.5
 done
 [[ $ok == 1 ]] && pass "kubectl port-forward pod/$POD $lp:15000 reaches the envoy admin" || fail "port-forward to envoy"
-curl -fsS "http://127.0.0.1:$lp/config_dump" | grep -q "outbound|80||web.$NS.svc.cluster.local" \
+grep -qF "outbound|80||web.$NS.svc.cluster.local" <<<"$(curl -fsS "http://127.0.0.1:$lp/config_dump")" \
   && pass "config_dump via port-forward has outbound|80||web.$NS.svc.cluster.local" || fail "config_dump"
 
 printf '%d passed, 0 failed\n' "$PASSED"

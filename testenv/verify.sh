@@ -106,7 +106,7 @@ kc -n "$NS" port-forward pod/plain "$local_port:15000" >"$WORK/pf.log" 2>&1 &
 PIDS+=($!)
 ok=0
 for _ in $(seq 1 40); do
-  if curl -fsS --max-time 2 "http://127.0.0.1:$local_port/" 2>/dev/null | grep -q hello-from-target; then ok=1; break; fi
+  if grep -q hello-from-target <<<"$(curl -fsS --max-time 2 "http://127.0.0.1:$local_port/" 2>/dev/null)"; then ok=1; break; fi
   sleep 0.5
 done
 [[ $ok == 1 ]] && pass "kubectl port-forward pod/plain $local_port:15000 reaches 127.0.0.1:$target" \

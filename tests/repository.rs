@@ -514,3 +514,35 @@ fn binaries_build_into_an_empty_cache() {
     );
     assert!(again.contains("krew: cached"), "{again}");
 }
+
+/// Under `set -o pipefail` a pipeline fails when any command in it fails: `cmd | grep -q` fails
+/// on the good path when grep stops at the first match and `cmd` dies of SIGPIPE, and `ldd |
+/// grep` fails for every static binary (ldd exits 1). The scripts give grep a here-string
+/// (`grep -q PATTERN <<<"$(cmd)"`) or a check of packages.sh instead.
+#[test]
+fn no_script_pipes_into_an_early_exit_or_from_ldd() {
+    let mut found = Vec::new();
+    for script in ci_scripts() {
+        let text = std::fs::read_to_string(&script).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split(" #").next().unwrap();
+            if code.trim_start().starts_with('#') {
+                continue;
+            }
+            let piped_into = |what: &str| {
+                code.match_indices(what)
+                    .any(|(i, _)| i == 0 || code.as_bytes()[i - 1] != b'|')
+            };
+            let early_exit = piped_into("| grep -q") || piped_into("| grep -m");
+            let from_ldd = code.contains("ldd ") && code.contains("| grep");
+            if early_exit || from_ldd {
+                found.push(format!("{}:{}: {}", script.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "pipelines that fail on the good path under pipefail:\n{}",
+        found.join("\n")
+    );
+}

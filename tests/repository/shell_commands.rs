@@ -328,7 +328,13 @@ fn tokens(text: &str) -> (Tokens, Substitutions) {
                 flush!();
                 out.push((Tok::Sep, line));
             }
-            '<' if next == Some('<') && chars.get(i + 2) != Some(&'<') => {
+            '<' if next == Some('<') && chars.get(i + 2) == Some(&'<') => {
+                // A here-string, `<<<"$(cmd)"`: a redirection whose word is read as usual.
+                word.push('>');
+                i += 3;
+                continue;
+            }
+            '<' if next == Some('<') => {
                 // A here-document: remember its delimiter; the body starts on the next line.
                 flush!();
                 let mut j = i + 2;
@@ -662,9 +668,9 @@ pub fn self_test() {
         "substitutions inside words and strings, backquotes"
     );
     assert_eq!(
-        names("> out cat f\n", &[]),
-        ["cat"],
-        "a redirection before the command"
+        names("> out cat f; grep -q x <<<\"$(ls)\"; tail\n", &[]),
+        ["ls", "cat", "grep", "tail"],
+        "a redirection before the command, a here-string"
     );
     assert_eq!(
         names("for f in a b; do rm \"$f\"; done\n", &[]),
