@@ -646,3 +646,144 @@ fn the_checker_reads_paths_as_rust_does() {
         ]
     );
 }
+
+/// Circles between the files of one folder (sibling modules, not the folder's `mod.rs`) today.
+/// Only shrinks, like [`KNOWN_VIOLATIONS`]: each entry is a circle's files, sorted, joined by " ".
+const KNOWN_CIRCLES: &[&str] = &[
+    // the live source: each reader imports `Cluster` or `ListError` back from live.rs (issue 22)
+    "source::live source::live_admission source::live_config source::live_errors source::live_mesh",
+];
+
+/// Sibling-file edges: module -> sibling modules it names (a module of one folder, not its parent).
+fn sibling_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let files = sources();
+    let modules: BTreeSet<String> = files.iter().map(|f| f.module.clone()).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        if file.module.is_empty() || file.path.ends_with("mod.rs") {
+            continue;
+        }
+        let folder = parent(&file.module);
+        for path in paths_named(file) {
+            // the longest module that the path starts with
+            let mut target = path.as_str();
+            while !modules.contains(target) {
+                match target.rsplit_once("::") {
+                    Some((head, _)) => target = head,
+                    None => break,
+                }
+            }
+            let is_sibling = modules.contains(target)
+                && target != file.module
+                && parent(target) == folder
+                && !files
+                    .iter()
+                    .any(|f| f.module == target && f.path.ends_with("mod.rs"));
+            if is_sibling {
+                edges
+                    .entry(file.module.clone())
+                    .or_default()
+                    .insert(target.to_string());
+            }
+        }
+    }
+    edges
+}
+
+/// The strongly connected parts of more than one module (Tarjan's algorithm), each sorted.
+fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<Vec<String>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        out: BTreeSet<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        let i = s.index.len();
+        s.index.insert(v, i);
+        s.low.insert(v, i);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        if let Some(next) = s.edges.get(v) {
+            for w in next {
+                let w = w.as_str();
+                if !s.index.contains_key(w) {
+                    visit(s, w);
+                    let low = s.low[v].min(s.low[w]);
+                    s.low.insert(v, low);
+                } else if s.on_stack.contains(w) {
+                    let low = s.low[v].min(s.index[w]);
+                    s.low.insert(v, low);
+                }
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut part = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                part.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if part.len() > 1 {
+                part.sort();
+                s.out.insert(part);
+            }
+        }
+    }
+    let mut s = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: BTreeSet::new(),
+    };
+    for v in edges.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}
+
+#[test]
+fn no_circle_between_the_files_of_one_folder() {
+    let found: BTreeSet<String> = circles(&sibling_edges())
+        .into_iter()
+        .map(|c| c.join(" "))
+        .collect();
+    println!("circles between files of one folder: {found:?}");
+    let known: BTreeSet<String> = KNOWN_CIRCLES.iter().map(|c| c.to_string()).collect();
+    let new: Vec<&String> = found.difference(&known).collect();
+    let gone: Vec<&String> = known.difference(&found).collect();
+    assert!(
+        new.is_empty(),
+        "files of one folder that use each other (move what both need into a file of its own):\n{new:#?}"
+    );
+    assert!(
+        gone.is_empty(),
+        "these circles are gone: remove them from KNOWN_CIRCLES:\n{gone:#?}"
+    );
+}
+
+#[test]
+fn the_circle_finder_finds_circles() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut edge = |a: &str, b: &str| {
+        edges.entry(a.into()).or_default().insert(b.into());
+    };
+    edge("a", "b");
+    edge("b", "c");
+    edge("c", "a");
+    edge("c", "d");
+    edge("e", "f");
+    let found = circles(&edges);
+    assert_eq!(
+        found,
+        BTreeSet::from([vec!["a".to_string(), "b".into(), "c".into()]])
+    );
+}

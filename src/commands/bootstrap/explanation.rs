@@ -12,6 +12,7 @@ use crate::envoy::bootstrap::{ISTIO_NODE_TYPES, NodeId};
 use crate::istio::constants::{ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE};
 use crate::istio::sidecar;
 
+pub use super::checks::{LiveField, OverrideProblem, Status};
 use super::inputs::*;
 use super::overlay::{compare_live, override_problems};
 
@@ -24,34 +25,6 @@ pub const BOOTSTRAP_OVERRIDE_KEY: &str = "custom_bootstrap.json";
 pub const BOOTSTRAP_OVERRIDE_PATH: &str = "/etc/istio/custom-bootstrap/custom_bootstrap.json";
 /// The projected volume holding the token the proxy presents to istiod.
 pub const TOKEN_VOLUME: &str = "istio-token";
-
-/// How one check came out, from best to worst.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Checked, and right.
-    Ok,
-    /// Nothing to check: shown so a person sees where the value comes from.
-    Info,
-    /// Could not be checked (an object could not be read, the pod has no IP yet).
-    Unknown,
-    /// Works, but probably not what was meant.
-    Warning,
-    /// Breaks the proxy: it crashes, cannot start, or istiod refuses it.
-    Error,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Info => "info",
-            Status::Unknown => "unknown",
-            Status::Warning => "warning",
-            Status::Error => "error",
-        }
-    }
-}
 
 /// Which part of the bootstrap an ingredient feeds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -96,38 +69,6 @@ pub struct Ingredient {
     /// Why it matters and what to do, for a check that did not pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-}
-
-/// A problem of the bootstrapOverride ConfigMap's bootstrap, found by the `bootstrap validate`
-/// checks run on it merged over pilot-agent's bootstrap.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OverrideProblem {
-    pub code: &'static str,
-    pub name: &'static str,
-    /// What it does to this proxy (an unknown field is ignored rather than fatal under
-    /// pilot-agent, see [`override_problems`]).
-    pub status: Status,
-    /// The JSON path in the override, or in the merged bootstrap when the problem is not in a
-    /// field the override wrote.
-    pub path: String,
-    /// The line in the ConfigMap's `custom_bootstrap.json`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<u32>,
-    pub message: String,
-}
-
-/// One field of the bootstrap as derived and as the running Envoy has it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LiveField {
-    pub field: String,
-    pub expected: String,
-    pub live: String,
-    /// `None` when the expected value is not known yet (the pod has no IP).
-    pub matches: Option<bool>,
 }
 
 /// The comparison with the bootstrap the running Envoy loaded (its /config_dump).

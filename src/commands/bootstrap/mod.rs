@@ -5,6 +5,7 @@
 //! `kubectl mesh-doctor bootstrap explain POD` (in [`explain`]): where each part of a live pod's
 //! bootstrap comes from, checked, and compared with what its running Envoy loaded.
 
+pub mod checks;
 pub mod explain;
 pub mod explanation;
 pub mod inputs;

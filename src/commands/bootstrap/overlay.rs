@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::envoy::bootstrap::{self, Bootstrap, Format, ISTIO_XDS_CLUSTER, JsonPath, Segment};
 
-use super::explanation::{LiveField, OverrideProblem, Status};
+use super::checks::{LiveField, OverrideProblem, Status};
 use super::inputs::*;
 
 /// Runs the `bootstrap validate` checks on a bootstrapOverride: pilot-agent passes the file to

@@ -10,16 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::types::MatchLabels;
-
-/// A `targetRef` (Istio's `PolicyTargetReference`).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct PolicyTargetRef {
-    pub group: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
-}
+pub use super::types::PolicyTargetRef;
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -113,6 +104,15 @@ pub struct PeerAuthentication {
 #[serde(default, rename_all = "camelCase")]
 pub struct Mtls {
     pub mode: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RequestAuthentication {
+    pub selector: MatchLabels,
+    pub target_ref: Option<PolicyTargetRef>,
+    pub target_refs: Vec<PolicyTargetRef>,
+    pub jwt_rules: Vec<Option<JwtRule>>,
 }
 
 /// One `jwtRules` entry of a RequestAuthentication.

@@ -283,15 +283,16 @@ pub struct WorkloadGroupMeta {
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct RequestAuthentication {
-    pub selector: MatchLabels,
-    pub target_ref: Option<super::security::PolicyTargetRef>,
-    pub target_refs: Vec<super::security::PolicyTargetRef>,
-    pub jwt_rules: Vec<Option<super::security::JwtRule>>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
 pub struct MatchLabels {
     pub match_labels: Labels,
+}
+
+/// A `targetRef` (Istio's `PolicyTargetReference`), of security, telemetry and extension policies.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PolicyTargetRef {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
 }
