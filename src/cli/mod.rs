@@ -9,6 +9,7 @@ pub mod completion;
 pub mod flags;
 pub mod pod;
 pub mod proxy_status;
+mod run;
 pub mod version;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -19,6 +20,7 @@ use crate::output::style::ColorChoice;
 use crate::request::Global;
 use crate::source::live::Connection;
 pub use flags::KubeArgs;
+pub use run::main_impl;
 
 const ABOUT: &str = "Tells you, in one command, why your Istio mesh is not doing what you expect.";
 
