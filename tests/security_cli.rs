@@ -227,3 +227,34 @@ fn schema_edge_cases_as_istioctl_words_them() {
     assert_eq!(code, 79, "{stderr}");
     insta::assert_snapshot!("schema_cases_log", stdout);
 }
+
+/// mTLS coherence on files: a STRICT server behind a plaintext rule (MD0401) and Istio's mTLS to
+/// pods without a sidecar (MD0402); the negative twins (ISTIO_MUTUAL to a STRICT server,
+/// `portLevelMtls` PERMISSIVE on the workload port, a rule without TLS to plaintext pods) are quiet.
+#[test]
+fn mtls_settings_that_contradict_each_other_are_errors() {
+    const MTLS: &str = "tests/fixtures/security/mtls.yaml";
+    let (stdout, stderr, code) = run(&["analyze", "-f", MTLS, "-o", "json"]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        codes_and_origins(&stdout),
+        [
+            ("IST0102".into(), "Namespace legacy".into()),
+            (
+                "MD0401".into(),
+                "DestinationRule demo/server-plaintext".into()
+            ),
+            ("MD0402".into(), "DestinationRule legacy/db".into()),
+        ],
+        "{stdout}"
+    );
+    let (stdout, _, _) = run(&["analyze", "-f", MTLS]);
+    assert!(
+        stdout.lines().any(|l| l.starts_with(&format!("Error [MD0401] (DestinationRule demo/server-plaintext {MTLS}:48) DestinationRule demo/server-plaintext sets tls.mode DISABLE for server.demo.svc.cluster.local port 80, so sidecars send plaintext, but Deployment demo/server requires mutual TLS on its port 8080 (PeerAuthentication demo/default)"))),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("but the pods behind it have no sidecar (Deployment legacy/db)"),
+        "{stdout}"
+    );
+}

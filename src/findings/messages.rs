@@ -99,6 +99,12 @@ impl From<i32> for Arg {
         Arg::Int(value.into())
     }
 }
+impl From<u32> for Arg {
+    fn from(value: u32) -> Self {
+        Arg::Int(value.into())
+    }
+}
+
 impl From<usize> for Arg {
     fn from(value: usize) -> Self {
         Arg::Int(i64::try_from(value).unwrap_or(i64::MAX))
@@ -438,6 +444,12 @@ messages! {
     MD0312 = "MD0312", "BootstrapWrongType", Error,
         "%s (in %s) must be %s, not %s; Envoy cannot read the bootstrap and exits (\"Unable to parse JSON as proto\").",
         "A field of a checked bootstrap message has a value of the wrong JSON type (a string where a message is expected, a list of lists, a number for a string).";
+    MD0401 = "MD0401", "ClientTlsRejectedByServer", Error,
+        "DestinationRule %s sets tls.mode %s for %s port %d%s, so sidecars send %s, but %s requires mutual TLS on its port %d (%s): every request from a sidecar that uses this rule fails with 503 (Envoy response flag UF: \"upstream connect error or disconnect/reset before headers\"). Remove the rule's tls setting (auto-mTLS) or set mode ISTIO_MUTUAL.",
+        "A DestinationRule sends plaintext (or TLS with other certificates) to a workload port whose PeerAuthentication is STRICT.";
+    MD0402 = "MD0402", "IstioMutualToPlaintextServer", Error,
+        "DestinationRule %s sets tls.mode ISTIO_MUTUAL for %s port %d%s, but %s: nothing there terminates Istio's mTLS, so every request from a sidecar that uses this rule fails (503, Envoy response flag UF, or a connection reset). Remove the rule's tls setting (auto-mTLS sends plaintext where there is no sidecar) or give the pods a sidecar.",
+        "A DestinationRule sends Istio's mTLS to pods without a sidecar, or to a port whose PeerAuthentication is DISABLE.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

@@ -6,6 +6,7 @@ pub mod constants;
 pub mod injection;
 pub mod istiod;
 pub mod mesh_networks;
+pub mod mtls;
 pub mod protocol;
 pub mod revisions;
 pub mod sidecar;

@@ -17,6 +17,7 @@ pub mod istio_installed;
 pub mod istio_table;
 pub mod k8sgateway;
 pub mod mesh_networks;
+pub mod mtls;
 pub mod multicluster;
 pub mod multicluster_service;
 pub mod port_names;
@@ -128,6 +129,19 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: &["MD0206"],
         needs: &[],
         run: Run::Snapshot(istio_installed::analyze),
+    },
+    Analyzer {
+        name: "mtls-coherence",
+        description: "DestinationRule TLS modes that the server's PeerAuthentication (or its lack of a sidecar) refuses, per Service port",
+        codes: &["MD0401", "MD0402"],
+        needs: &[
+            "services",
+            "pods",
+            "namespaces",
+            "destinationrules",
+            "peerauthentications",
+        ],
+        run: Run::Config(mtls::analyze),
     },
     Analyzer {
         name: "cluster-id",

@@ -1,0 +1,366 @@
+//! mesh-doctor's mTLS coherence: a PeerAuthentication and a DestinationRule that are each valid
+//! but disagree, so every request between the two sidecars fails. For each Service with a
+//! selector, each of its ports, the pods (and pod templates) behind it and the TLS that the
+//! DestinationRule visible to each client namespace sets for that host and port:
+//!
+//! - MD0401: the server requires mTLS (STRICT) on the workload port, and the rule sends
+//!   plaintext (`DISABLE`) or TLS with other certificates (`SIMPLE`, `MUTUAL`);
+//! - MD0402: the rule sends Istio's mTLS (`ISTIO_MUTUAL`) to pods without a sidecar, or to a port
+//!   whose PeerAuthentication is `DISABLE`.
+//!
+//! Rules without a TLS mode leave auto-mTLS on, which always agrees: nothing to say. Ambient pods
+//! (ztunnel terminates mTLS for them) are not judged here.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{PodSpec, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::Input;
+use super::authz::root_namespace;
+use crate::findings::messages;
+use crate::findings::{Finding, ResourceRef};
+use crate::istio::config::Labels;
+use crate::istio::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
+use crate::istio::mtls::{ServerMode, client_tls, server_mode};
+use crate::kube::snapshot::{Located, Object, Snapshot};
+
+/// How a server pod takes its traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dataplane {
+    Sidecar,
+    Ambient,
+    None,
+}
+
+/// One pod, or one workload's pod template, behind a Service.
+struct Server<'s> {
+    what: String,
+    labels: &'s Labels,
+    spec: Option<&'s PodSpec>,
+    dataplane: Dataplane,
+}
+
+fn has_proxy(spec: Option<&PodSpec>) -> bool {
+    spec.is_some_and(|s| {
+        s.containers
+            .iter()
+            .chain(s.init_containers.iter().flatten())
+            .any(|c| c.name == "istio-proxy")
+    })
+}
+
+fn dataplane(
+    snapshot: &Snapshot,
+    meta: &ObjectMeta,
+    spec: Option<&PodSpec>,
+    template: bool,
+) -> Dataplane {
+    if has_proxy(spec) {
+        return Dataplane::Sidecar;
+    }
+    let get = |m: &Option<std::collections::BTreeMap<String, String>>, k: &str| {
+        m.as_ref().and_then(|m| m.get(k)).cloned()
+    };
+    if get(&meta.annotations, "ambient.istio.io/redirection").as_deref() == Some("enabled") {
+        return Dataplane::Ambient;
+    }
+    if !template {
+        return Dataplane::None; // a pod that exists has its containers
+    }
+    let explicit = get(&meta.labels, INJECT_LABEL).or_else(|| get(&meta.annotations, INJECT_LABEL));
+    if let Some(value) = explicit {
+        return if value == "true" {
+            Dataplane::Sidecar
+        } else {
+            Dataplane::None
+        };
+    }
+    let namespace = meta.namespace.as_deref().unwrap_or("");
+    let ns = snapshot
+        .all_namespaces()
+        .find(|n| n.object.name() == namespace);
+    let label = |k: &str| ns.and_then(|n| n.object.label(k));
+    if label(INJECTION_LABEL) == Some("enabled")
+        || label(REVISION_LABEL).is_some_and(|r| !r.is_empty())
+    {
+        Dataplane::Sidecar
+    } else if label("istio.io/dataplane-mode") == Some("ambient") {
+        Dataplane::Ambient
+    } else {
+        Dataplane::None
+    }
+}
+
+/// The pod templates (workloads first: that is what a person changes) and the pods a Service's
+/// selector picks, in its namespace.
+fn servers<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> Vec<Server<'s>> {
+    let ns = svc.object.namespace().unwrap_or("");
+    let Some(selector) = svc
+        .object
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.as_ref())
+        .filter(|s| !s.is_empty())
+    else {
+        return Vec::new();
+    };
+    static EMPTY: Labels = Labels::new();
+    let picks = |labels: &Labels| selector.iter().all(|(k, v)| labels.get(k) == Some(v));
+    let mut out = Vec::new();
+    for w in snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.namespace() == Some(ns) && w.object.owner.is_none())
+    {
+        let meta = &w.object.template.metadata;
+        let labels = meta
+            .as_ref()
+            .and_then(|m| m.labels.as_ref())
+            .unwrap_or(&EMPTY);
+        if !picks(labels) {
+            continue;
+        }
+        let mut meta = meta.clone().unwrap_or_default();
+        meta.namespace = Some(ns.to_string());
+        let spec = w.object.template.spec.as_ref();
+        out.push(Server {
+            what: format!("{} {ns}/{}", w.object.kind.as_str(), w.object.name()),
+            labels,
+            spec,
+            dataplane: dataplane(snapshot, &meta, spec, true),
+        });
+    }
+    for pod in snapshot
+        .pods
+        .iter()
+        .filter(|p| p.object.namespace() == Some(ns))
+    {
+        let labels = pod.object.metadata.labels.as_ref().unwrap_or(&EMPTY);
+        if picks(labels) {
+            out.push(Server {
+                what: format!("Pod {ns}/{}", pod.object.name()),
+                labels,
+                spec: pod.object.spec.as_ref(),
+                dataplane: dataplane(
+                    snapshot,
+                    &pod.object.metadata,
+                    pod.object.spec.as_ref(),
+                    false,
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The workload port a Service port sends to on one server (`targetPort`, a name resolved
+/// through the containers' ports), or `None` when a name matches no container port.
+fn target_port(
+    port: &k8s_openapi::api::core::v1::ServicePort,
+    spec: Option<&PodSpec>,
+) -> Option<u32> {
+    match &port.target_port {
+        None => u32::try_from(port.port).ok(),
+        Some(IntOrString::Int(n)) => u32::try_from(*n).ok(),
+        Some(IntOrString::String(name)) => spec?
+            .containers
+            .iter()
+            .flat_map(|c| c.ports.iter().flatten())
+            .find(|p| p.name.as_deref() == Some(name.as_str()))
+            .and_then(|p| u32::try_from(p.container_port).ok()),
+    }
+}
+
+pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
+    let snapshot = input.snapshot;
+    let config = &input.config;
+    let root = root_namespace(snapshot);
+    let mut reported = BTreeSet::new();
+    for svc in &snapshot.services {
+        let ns = svc.object.namespace().unwrap_or("");
+        let fqdn = format!("{}.{ns}.svc.cluster.local", svc.object.name());
+        let servers = servers(snapshot, svc);
+        if servers.is_empty() {
+            continue;
+        }
+        // The client namespaces whose rule can differ: those with a rule for the host, the
+        // host's own and the root namespace (which every other namespace falls back to).
+        let mut client_namespaces: BTreeSet<&str> = config
+            .destination_rules
+            .iter()
+            .map(|r| r.namespace())
+            .collect();
+        client_namespaces.insert(ns);
+        client_namespaces.insert(root);
+        for port in svc
+            .object
+            .spec
+            .iter()
+            .flat_map(|s| s.ports.iter().flatten())
+        {
+            let Ok(service_port) = u32::try_from(port.port) else {
+                continue;
+            };
+            for client_ns in &client_namespaces {
+                let client = client_tls(config, root, client_ns, &fqdn, service_port);
+                let (Some(mode), Some(rule)) = (client.mode.as_deref(), client.rule) else {
+                    continue;
+                };
+                let key = (
+                    rule.namespace().to_string(),
+                    rule.name().to_string(),
+                    service_port,
+                );
+                if reported.contains(&key) {
+                    continue;
+                }
+                let port_note = if client.port_level {
+                    " (its portLevelSettings)"
+                } else {
+                    ""
+                };
+                let rule_name = format!("{}/{}", rule.namespace(), rule.name());
+                let finding = match mode {
+                    "DISABLE" | "SIMPLE" | "MUTUAL" => rejected(
+                        config,
+                        root,
+                        ns,
+                        &servers,
+                        port,
+                        &rule_name,
+                        mode,
+                        &fqdn,
+                        service_port,
+                        port_note,
+                    ),
+                    "ISTIO_MUTUAL" => unterminated(
+                        config,
+                        root,
+                        ns,
+                        &servers,
+                        port,
+                        &rule_name,
+                        &fqdn,
+                        service_port,
+                        port_note,
+                    ),
+                    _ => None,
+                };
+                if let Some(args) = finding {
+                    reported.insert(key);
+                    out.push(Finding::new(
+                        args.0,
+                        Some(ResourceRef::of(rule.resource)),
+                        &args.1,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+type Found = (&'static messages::MessageType, Vec<messages::Arg>);
+
+#[allow(clippy::too_many_arguments)]
+fn rejected(
+    config: &crate::istio::config::Config<'_>,
+    root: &str,
+    ns: &str,
+    servers: &[Server<'_>],
+    port: &k8s_openapi::api::core::v1::ServicePort,
+    rule: &str,
+    mode: &str,
+    fqdn: &str,
+    service_port: u32,
+    port_note: &str,
+) -> Option<Found> {
+    for server in servers.iter().filter(|s| s.dataplane == Dataplane::Sidecar) {
+        let Some(target) = target_port(port, server.spec) else {
+            continue;
+        };
+        let decision = server_mode(config, root, ns, server.labels, target);
+        if decision.mode != ServerMode::Strict {
+            continue;
+        }
+        let policy = decision.policy.map_or_else(String::new, |p| {
+            let level = if decision.port_level {
+                format!("portLevelMtls {target} of ")
+            } else {
+                String::new()
+            };
+            format!("{level}PeerAuthentication {}/{}", p.namespace(), p.name())
+        });
+        let what = match mode {
+            "DISABLE" => "plaintext",
+            _ => "TLS with its own certificates, not Istio's",
+        };
+        return Some((
+            messages::MD0401,
+            vec![
+                rule.into(),
+                mode.into(),
+                fqdn.into(),
+                service_port.into(),
+                port_note.into(),
+                what.into(),
+                server.what.clone().into(),
+                target.into(),
+                policy.into(),
+            ],
+        ));
+    }
+    None
+}
+
+#[allow(clippy::too_many_arguments)]
+fn unterminated(
+    config: &crate::istio::config::Config<'_>,
+    root: &str,
+    ns: &str,
+    servers: &[Server<'_>],
+    port: &k8s_openapi::api::core::v1::ServicePort,
+    rule: &str,
+    fqdn: &str,
+    service_port: u32,
+    port_note: &str,
+) -> Option<Found> {
+    let reason = if servers.iter().all(|s| s.dataplane == Dataplane::None) {
+        let names: Vec<&str> = servers.iter().map(|s| s.what.as_str()).collect();
+        format!("the pods behind it have no sidecar ({})", names.join(", "))
+    } else {
+        let mut found = None;
+        for server in servers.iter().filter(|s| s.dataplane == Dataplane::Sidecar) {
+            let Some(target) = target_port(port, server.spec) else {
+                continue;
+            };
+            let decision = server_mode(config, root, ns, server.labels, target);
+            if let (ServerMode::Disable, Some(p)) = (decision.mode, decision.policy) {
+                let level = if decision.port_level {
+                    "portLevelMtls of "
+                } else {
+                    ""
+                };
+                found = Some(format!(
+                    "{level}PeerAuthentication {}/{} sets mTLS mode DISABLE on port {target} of {}",
+                    p.namespace(),
+                    p.name(),
+                    server.what
+                ));
+                break;
+            }
+        }
+        found?
+    };
+    Some((
+        messages::MD0402,
+        vec![
+            rule.into(),
+            fqdn.into(),
+            service_port.into(),
+            port_note.into(),
+            reason.into(),
+        ],
+    ))
+}

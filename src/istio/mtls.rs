@@ -1,0 +1,395 @@
+//! What a server accepts and what a client sends, per workload port and per host port: Istio's
+//! rules for PeerAuthentication and for the TLS settings of DestinationRules. Pure: typed config
+//! in, the deciding object out, so a finding can name what to change.
+//!
+//! Server side (PeerAuthentication): the workload's own policy (a `selector` matching its labels,
+//! in its namespace) over the namespace's (no selector) over the mesh's (no selector, in the root
+//! namespace). `UNSET` inherits from the level above; with nothing set the mesh default is
+//! PERMISSIVE. `portLevelMtls` counts only on a policy with a selector and is keyed by the
+//! workload's port (the container port a Service's `targetPort` names), not the Service port.
+//! Of two policies at one level Istio takes the oldest; here the first by creation time, then
+//! name.
+//!
+//! Client side (DestinationRule): the rule for the host seen from the client's namespace (its own
+//! namespace's rules first, then the host's namespace, then the root namespace; `exportTo`
+//! respected; an exact host before a wildcard), its `portLevelSettings` for the port over its
+//! top-level `trafficPolicy.tls`. Without a TLS mode, auto-mTLS: Istio's mTLS to endpoints with a
+//! sidecar, plaintext to the others. Rules with a `workloadSelector` apply to the clients they
+//! select only, and are left out here.
+
+use super::config::host::{matches, to_fqdn};
+use super::config::{Config, DestinationRule, Labels, PeerAuthentication, Typed};
+
+/// The mTLS mode a server port accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerMode {
+    /// mTLS only: a plaintext or other-TLS connection is refused.
+    Strict,
+    /// mTLS and plaintext.
+    Permissive,
+    /// Plaintext only: Istio's mTLS is not terminated.
+    Disable,
+}
+
+impl ServerMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerMode::Strict => "STRICT",
+            ServerMode::Permissive => "PERMISSIVE",
+            ServerMode::Disable => "DISABLE",
+        }
+    }
+
+    /// A mode as written; `UNSET`, empty and unknown values inherit (`None`).
+    fn parse(text: &str) -> Option<ServerMode> {
+        match text {
+            "STRICT" => Some(ServerMode::Strict),
+            "PERMISSIVE" => Some(ServerMode::Permissive),
+            "DISABLE" => Some(ServerMode::Disable),
+            _ => None,
+        }
+    }
+}
+
+/// The effective server mode of one workload port, and the policy that decided it (`None`: no
+/// policy sets it, Istio's default PERMISSIVE).
+#[derive(Debug)]
+pub struct ServerDecision<'c, 'a> {
+    pub mode: ServerMode,
+    pub policy: Option<&'c Typed<'a, PeerAuthentication>>,
+    /// True when the policy's `portLevelMtls` decided it.
+    pub port_level: bool,
+}
+
+fn creation(p: &Typed<'_, PeerAuthentication>) -> (String, String) {
+    let created = p
+        .resource
+        .object
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string())
+        .unwrap_or_default();
+    (created, p.name().to_string())
+}
+
+/// The oldest of the policies that pass `keep`.
+fn oldest<'c, 'a>(
+    config: &'c Config<'a>,
+    keep: impl Fn(&Typed<'a, PeerAuthentication>) -> bool,
+) -> Option<&'c Typed<'a, PeerAuthentication>> {
+    config
+        .peer_authentications
+        .iter()
+        .filter(|p| keep(p))
+        .min_by_key(|p| creation(p))
+}
+
+/// The effective PeerAuthentication mode of `port` of a workload in `namespace` with `labels`.
+pub fn server_mode<'c, 'a>(
+    config: &'c Config<'a>,
+    root_namespace: &str,
+    namespace: &str,
+    labels: &Labels,
+    port: u32,
+) -> ServerDecision<'c, 'a> {
+    let namespace_wide = |ns: &str| {
+        oldest(config, |p| {
+            p.namespace() == ns
+                && p.spec
+                    .selector
+                    .as_ref()
+                    .is_none_or(|s| s.match_labels.is_empty())
+        })
+    };
+    let workload = oldest(config, |p| {
+        p.namespace() == namespace
+            && p.spec.selector.as_ref().is_some_and(|s| {
+                !s.match_labels.is_empty()
+                    && s.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            })
+    });
+    let mut decision = ServerDecision {
+        mode: ServerMode::Permissive,
+        policy: None,
+        port_level: false,
+    };
+    let levels = [
+        namespace_wide(root_namespace),
+        (namespace != root_namespace)
+            .then(|| namespace_wide(namespace))
+            .flatten(),
+    ];
+    for policy in levels.into_iter().flatten() {
+        if let Some(mode) = policy
+            .spec
+            .mtls
+            .as_ref()
+            .and_then(|m| ServerMode::parse(&m.mode))
+        {
+            decision = ServerDecision {
+                mode,
+                policy: Some(policy),
+                port_level: false,
+            };
+        }
+    }
+    if let Some(policy) = workload {
+        if let Some(mode) = policy
+            .spec
+            .mtls
+            .as_ref()
+            .and_then(|m| ServerMode::parse(&m.mode))
+        {
+            decision = ServerDecision {
+                mode,
+                policy: Some(policy),
+                port_level: false,
+            };
+        }
+        let port_mode = policy
+            .spec
+            .port_level_mtls
+            .get(&port.to_string())
+            .and_then(|v| v.get("mode")?.as_str())
+            .and_then(ServerMode::parse);
+        if let Some(mode) = port_mode {
+            decision = ServerDecision {
+                mode,
+                policy: Some(policy),
+                port_level: true,
+            };
+        }
+    }
+    decision
+}
+
+/// What a client sends to a host port: a DestinationRule's TLS mode, or auto-mTLS.
+#[derive(Debug)]
+pub struct ClientDecision<'c, 'a> {
+    /// `DISABLE`, `SIMPLE`, `MUTUAL` or `ISTIO_MUTUAL`; `None`: no rule sets one (auto-mTLS).
+    pub mode: Option<String>,
+    pub rule: Option<&'c Typed<'a, DestinationRule>>,
+    /// True when the rule's `portLevelSettings` for the port decided it.
+    pub port_level: bool,
+}
+
+/// True when a DestinationRule in `rule_ns` with `exportTo` is visible to clients in `client_ns`.
+fn visible(rule: &Typed<'_, DestinationRule>, client_ns: &str) -> bool {
+    let export = &rule.spec.export_to;
+    export.is_empty()
+        || export
+            .iter()
+            .any(|e| e == "*" || e == client_ns || (e == "." && rule.namespace() == client_ns))
+}
+
+/// The DestinationRule that applies to `fqdn` for a client in `client_ns` (see the module doc).
+pub fn destination_rule<'c, 'a>(
+    config: &'c Config<'a>,
+    root_namespace: &str,
+    client_ns: &str,
+    fqdn: &str,
+) -> Option<&'c Typed<'a, DestinationRule>> {
+    let host_ns = super::config::host::split_fqdn(fqdn).map(|(ns, _)| ns);
+    let mut order = vec![client_ns];
+    if let Some(ns) = host_ns {
+        order.push(ns);
+    }
+    order.push(root_namespace);
+    for ns in order {
+        let candidates: Vec<&Typed<'a, DestinationRule>> = config
+            .destination_rules
+            .iter()
+            .filter(|r| r.namespace() == ns && r.spec.workload_selector.is_none())
+            .filter(|r| visible(r, client_ns))
+            .filter(|r| matches(&to_fqdn(r.namespace(), &r.spec.host), fqdn))
+            .collect();
+        let exact = candidates
+            .iter()
+            .find(|r| to_fqdn(r.namespace(), &r.spec.host) == fqdn);
+        if let Some(rule) = exact.or(candidates.first()) {
+            return Some(rule);
+        }
+    }
+    None
+}
+
+/// The TLS mode a client in `client_ns` uses for `fqdn:port` (the Service port).
+pub fn client_tls<'c, 'a>(
+    config: &'c Config<'a>,
+    root_namespace: &str,
+    client_ns: &str,
+    fqdn: &str,
+    port: u32,
+) -> ClientDecision<'c, 'a> {
+    let Some(rule) = destination_rule(config, root_namespace, client_ns, fqdn) else {
+        return ClientDecision {
+            mode: None,
+            rule: None,
+            port_level: false,
+        };
+    };
+    let policy = rule.spec.traffic_policy.as_ref();
+    let port_tls = policy
+        .into_iter()
+        .flat_map(|p| &p.port_level_settings)
+        .find(|s| s.port.as_ref().is_some_and(|p| p.number == port))
+        .and_then(|s| s.tls.as_ref())
+        .filter(|t| !t.mode.is_empty());
+    if let Some(tls) = port_tls {
+        return ClientDecision {
+            mode: Some(tls.mode.clone()),
+            rule: Some(rule),
+            port_level: true,
+        };
+    }
+    let mode = policy
+        .and_then(|p| p.tls.as_ref())
+        .map(|t| t.mode.clone())
+        .filter(|m| !m.is_empty());
+    ClientDecision {
+        mode,
+        rule: Some(rule),
+        port_level: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::kube::snapshot::Snapshot;
+    use crate::source::files::{FileOptions, LoadStats, load_text};
+
+    fn snapshot(text: &str) -> Snapshot {
+        let mut snapshot = Snapshot::default();
+        load_text(
+            text,
+            Arc::from("t.yaml"),
+            false,
+            &FileOptions::default(),
+            &mut snapshot,
+            &mut LoadStats::default(),
+        )
+        .unwrap();
+        snapshot
+    }
+
+    fn pa(ns: &str, name: &str, body: &str) -> String {
+        format!(
+            "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n{body}---\n"
+        )
+    }
+
+    fn labels(app: &str) -> Labels {
+        Labels::from([("app".to_string(), app.to_string())])
+    }
+
+    #[test]
+    fn workload_over_namespace_over_mesh_and_unset_inherits() {
+        let text = pa("istio-system", "mesh", "  mtls: {mode: STRICT}\n")
+            + &pa("shop", "ns", "  mtls: {mode: UNSET}\n")
+            + &pa(
+                "shop",
+                "web",
+                "  selector: {matchLabels: {app: web}}\n  mtls: {mode: PERMISSIVE}\n  portLevelMtls:\n    \"9090\": {mode: DISABLE}\n    \"8081\": {mode: UNSET}\n",
+            );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let mode =
+            |app: &str, port| server_mode(&config, "istio-system", "shop", &labels(app), port);
+        // UNSET in the namespace inherits the mesh's STRICT
+        assert_eq!(mode("api", 8080).mode, ServerMode::Strict);
+        assert_eq!(mode("api", 8080).policy.unwrap().name(), "mesh");
+        // the workload's own policy wins, per workload port
+        assert_eq!(mode("web", 8080).mode, ServerMode::Permissive);
+        assert_eq!(mode("web", 9090).mode, ServerMode::Disable);
+        assert!(mode("web", 9090).port_level);
+        assert_eq!(
+            mode("web", 8081).mode,
+            ServerMode::Permissive,
+            "UNSET port inherits"
+        );
+        // nothing anywhere: Istio's default
+        let empty = snapshot("");
+        let config = Config::of(&empty);
+        let d = server_mode(&config, "istio-system", "shop", &labels("x"), 80);
+        assert_eq!((d.mode, d.policy.is_none()), (ServerMode::Permissive, true));
+    }
+
+    #[test]
+    fn port_level_mtls_counts_only_with_a_selector() {
+        let text = pa(
+            "shop",
+            "ns",
+            "  mtls: {mode: STRICT}\n  portLevelMtls:\n    \"8080\": {mode: DISABLE}\n",
+        );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let d = server_mode(&config, "istio-system", "shop", &labels("web"), 8080);
+        assert_eq!(d.mode, ServerMode::Strict);
+    }
+
+    fn dr(ns: &str, name: &str, host: &str, extra: &str) -> String {
+        format!(
+            "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  host: {host}\n{extra}---\n"
+        )
+    }
+
+    #[test]
+    fn the_client_namespace_rule_comes_first_then_the_hosts_then_the_roots() {
+        let text = dr(
+            "istio-system",
+            "root",
+            "\"*.local\"",
+            "  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}\n",
+        ) + &dr(
+            "shop",
+            "svc",
+            "web",
+            "  trafficPolicy:\n    tls: {mode: DISABLE}\n    portLevelSettings:\n    - port: {number: 9090}\n      tls: {mode: SIMPLE}\n",
+        ) + &dr(
+            "client",
+            "own",
+            "web.shop.svc.cluster.local",
+            "  exportTo: [\".\"]\n",
+        ) + &dr(
+            "hidden",
+            "hidden",
+            "web.shop.svc.cluster.local",
+            "  exportTo: [\"elsewhere\"]\n  trafficPolicy: {tls: {mode: MUTUAL}}\n",
+        );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let host = "web.shop.svc.cluster.local";
+        let tls = |client: &str, port| {
+            let d = client_tls(&config, "istio-system", client, host, port);
+            (d.mode, d.rule.map(|r| r.name().to_string()), d.port_level)
+        };
+        assert_eq!(
+            tls("shop", 80),
+            (Some("DISABLE".into()), Some("svc".into()), false)
+        );
+        assert_eq!(
+            tls("shop", 9090),
+            (Some("SIMPLE".into()), Some("svc".into()), true)
+        );
+        // the client's own rule, without TLS: auto-mTLS (no mode), even though others set one
+        assert_eq!(tls("client", 80), (None, Some("own".into()), false));
+        // a rule not exported to the client's namespace does not apply there
+        assert_eq!(
+            tls("hidden", 80),
+            (Some("DISABLE".into()), Some("svc".into()), false)
+        );
+        // a host no namespace rule names: the root namespace's wildcard
+        let d = client_tls(
+            &config,
+            "istio-system",
+            "x",
+            "db.data.svc.cluster.local",
+            5432,
+        );
+        assert_eq!(d.mode.as_deref(), Some("ISTIO_MUTUAL"));
+    }
+}
