@@ -174,3 +174,86 @@ fn real_strict_server_and_plaintext_rule_is_a_503_and_md0401() {
     );
     env.delete_namespaces(&[&ns]);
 }
+
+/// `tls.mode: ISTIO_MUTUAL` to a server without a sidecar (its namespace is not injected): the
+/// client's sidecar speaks Istio's mTLS to a plain HTTP server and the request fails; mesh-doctor
+/// says MD0402. With the rule's TLS removed (auto-mTLS: plaintext to a pod without a sidecar) the
+/// same request gets the page and nothing is said.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_istio_mutual_to_a_pod_without_sidecar_fails_and_md0402() {
+    let env = real_env();
+    let server_ns = env.namespace("real-plain", &[]);
+    let ns = env.namespace("real-mtls2", &["istio-injection=enabled"]);
+    env.apply(&app_deployment(&server_ns, "server", 1));
+    env.apply(&app_deployment(&ns, "client", 1));
+    env.apply(&rule(&server_ns, "ISTIO_MUTUAL"));
+    env.kubectl(&[
+        "-n",
+        &server_ns,
+        "rollout",
+        "status",
+        "deploy/server",
+        "--timeout=180s",
+    ]);
+    env.kubectl(&[
+        "-n",
+        &ns,
+        "rollout",
+        "status",
+        "deploy/client",
+        "--timeout=180s",
+    ]);
+    let host = format!("server.{server_ns}");
+
+    // Reality: no page; Envoy answers 503 (or the connection is reset).
+    let answer = request_until(&env, &ns, &host, "503");
+    assert!(!answer.contains("mesh-doctor test app"), "{answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 503") || answer.is_empty(),
+        "{answer}"
+    );
+
+    let live = env.mesh_doctor(&["analyze", "-n", &server_ns, "-o", "json"]);
+    assert_eq!(live.code, 79, "{}\n{}", live.stdout, live.stderr);
+    assert!(
+        codes(&live).contains(&"MD0402".to_string()),
+        "{}",
+        live.stdout
+    );
+    let text = env.mesh_doctor(&["analyze", "-n", &server_ns]);
+    assert!(
+        text.stdout.contains(&format!(
+            "DestinationRule {server_ns}/server sets tls.mode ISTIO_MUTUAL for server.{server_ns}.svc.cluster.local port 80, but the pods behind it have no sidecar (Deployment {server_ns}/server"
+        )),
+        "{}",
+        text.stdout
+    );
+
+    // The negative twin: no TLS mode, auto-mTLS sends plaintext, the page comes back.
+    env.apply(&format!(
+        "apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: server
+  namespace: {server_ns}
+spec:
+  host: server
+  trafficPolicy:
+    connectionPool:
+      tcp: {{maxConnections: 100}}
+"
+    ));
+    let answer = request_until(&env, &ns, &host, "mesh-doctor test app");
+    assert!(
+        answer.starts_with("HTTP/1.1 200 OK") && answer.contains("mesh-doctor test app"),
+        "expected the page, got: {answer}"
+    );
+    let live = env.mesh_doctor(&["analyze", "-n", &server_ns, "-o", "json"]);
+    assert!(
+        !codes(&live).contains(&"MD0402".to_string()),
+        "{}",
+        live.stdout
+    );
+    env.delete_namespaces(&[&ns, &server_ns]);
+}
