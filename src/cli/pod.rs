@@ -17,6 +17,9 @@ What it checks:
   not meshed       why the pod has no sidecar: namespace not labelled, opted out, created
                    before the label (restart it), no injection webhook matches, no injection
                    webhook installed at all (istiod missing), hostNetwork
+  ending           terminating (with the grace period left), evicted, completed or failed:
+                   judged as such, never as starting; a Job pod whose application exited
+                   while a classic istio-proxy keeps it running never completes (MD0110)
   starting         not ready yet, but within the startup grace (istio-proxy's readiness probe:
                    initialDelaySeconds + periodSeconds x failureThreshold, else 60s): no finding
   crash            OOMKilled (memory limit, MD0108), image cannot be pulled (MD0108), exits

@@ -4,6 +4,7 @@
 
 mod container;
 mod control_plane;
+mod lifecycle;
 mod live;
 mod not_meshed;
 mod proxy;
@@ -24,7 +25,8 @@ use crate::envoy::facts::{ProbeResult, Probed};
 use crate::envoy::logs::{Family, LogMatch, Signature};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{
-    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108, MD0109,
+    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108,
+    MD0109, MD0110,
 };
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE, XDS_PORT};
 use crate::istio::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};
@@ -119,6 +121,16 @@ pub enum VerdictKind {
     InjectorMissing,
     /// What decides the verdict could not be read.
     Unknown,
+    /// The pod is being deleted.
+    Terminating,
+    /// The kubelet evicted the pod.
+    Evicted,
+    /// The pod has ended: phase `Succeeded` or `Failed`.
+    Ended,
+    /// The application exited and the kubelet is stopping the native sidecar.
+    Completing,
+    /// The application of a Job pod exited, a classic istio-proxy keeps the pod running.
+    JobHeldBySidecar,
     Healthy,
 }
 
@@ -249,6 +261,9 @@ impl Diagnosis {
 pub fn diagnose(pod: &Pod, context: &PodContext, probe: Option<&ProbeResult>) -> Diagnosis {
     let mut d = Builder::new(pod, context, probe);
     let spec = pod.spec.as_ref();
+    if d.ending() {
+        return d.finish();
+    }
     match spec.and_then(sidecar::proxy_container) {
         None => d.not_meshed(),
         Some(_) => d.meshed(),
