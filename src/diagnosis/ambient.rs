@@ -249,7 +249,23 @@ impl<'a> Builder<'a> {
             }
         };
         let running = self.pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
+        let young = self.ctx.now.is_some_and(|now| {
+            sidecar::pod_age_seconds(self.pod, now)
+                .is_some_and(|a| a < sidecar::DEFAULT_STARTUP_GRACE_SECONDS)
+        });
+        let mut starting = false;
         match redirection.as_deref() {
+            None if !running && young => {
+                starting = true;
+                self.checks.push(check(
+                    "the CNI agent redirected the pod's traffic",
+                    CheckStatus::Skipped,
+                    format!(
+                        "the pod is not running yet and was created under {}s ago: the CNI agent sets {REDIRECTION_ANNOTATION} while it starts",
+                        sidecar::DEFAULT_STARTUP_GRACE_SECONDS
+                    ),
+                ));
+            }
             Some("enabled") => self.checks.push(check(
                 "the CNI agent redirected the pod's traffic",
                 CheckStatus::Pass,
@@ -299,6 +315,17 @@ impl<'a> Builder<'a> {
         }
         if !reasons.is_empty() {
             self.not_captured(asked_by, reasons);
+            return;
+        }
+        if starting {
+            self.set_verdict(
+                VerdictKind::Starting,
+                "starting",
+                format!(
+                    "The {asked_by} asks for ambient mode; the pod is not running yet and is within its startup grace of {}s, so its redirection is not in place yet: it is starting, not broken. Run this again once it runs.",
+                    sidecar::DEFAULT_STARTUP_GRACE_SECONDS
+                ),
+            );
             return;
         }
         let ztunnel_name = match &ztunnel {
@@ -533,5 +560,43 @@ mod tests {
         };
         let d = diagnose(&app(json!({}), false), &plain, None);
         assert!(!d.not_read.iter().any(|n| n.what.contains("ztunnel")));
+    }
+}
+
+#[cfg(test)]
+mod starting_tests {
+    use super::super::tests::{from_json, good_context, namespace};
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_young_ambient_pod_not_running_yet_is_starting() {
+        // Created 3 s before the time of judgement, ContainerCreating, no annotation yet.
+        let pod: Pod = from_json(json!({
+            "metadata": {"name": "app", "namespace": "amb", "creationTimestamp": "2026-11-29T15:00:21Z"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "app"}]},
+            "status": {"phase": "Pending", "containerStatuses": [{"name": "app", "image": "app",
+                "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ContainerCreating"}}}]}
+        }));
+        let ready = |name: &str| -> Pod {
+            from_json(json!({
+                "metadata": {"name": name, "namespace": "istio-system"},
+                "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+            }))
+        };
+        let ctx = PodContext {
+            namespace: Lookup::Found(namespace(
+                "amb",
+                json!({"istio.io/dataplane-mode": "ambient"}),
+            )),
+            ztunnel_pods: Lookup::Found(vec![ready("ztunnel-a")]),
+            cni_pods: Lookup::Found(vec![ready("istio-cni-node-a")]),
+            ..good_context()
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::Starting, "{d:#?}");
+        assert!(d.findings.is_empty());
     }
 }
