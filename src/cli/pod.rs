@@ -17,6 +17,12 @@ What it checks:
   not meshed       why the pod has no sidecar: namespace not labelled, opted out, created
                    before the label (restart it), no injection webhook matches, no injection
                    webhook installed at all (istiod missing), hostNetwork
+  ending           terminating (with the grace period left), evicted, completed or failed:
+                   judged as such, never as starting; a Job pod whose application exited
+                   while a classic istio-proxy keeps it running never completes (MD0110)
+  ambient          a pod that asks for istio.io/dataplane-mode=ambient: captured (the CNI
+                   agent's ambient.istio.io/redirection: enabled, a ready ztunnel and the CNI
+                   agent on its node), or not and why (MD0111); also a sidecar (MD0112)
   starting         not ready yet, but within the startup grace (istio-proxy's readiness probe:
                    initialDelaySeconds + periodSeconds x failureThreshold, else 60s): no finding
   crash            OOMKilled (memory limit, MD0108), image cannot be pulled (MD0108), exits

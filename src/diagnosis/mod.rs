@@ -2,8 +2,10 @@
 //! do next. Pure: the pod, what the cluster said around it ([`PodContext`]) and what the probe
 //! found ([`ProbeResult`]) in; a [`Diagnosis`] out. No I/O, no clock (the time is an input).
 
+mod ambient;
 mod container;
 mod control_plane;
+mod lifecycle;
 mod live;
 mod not_meshed;
 mod proxy;
@@ -24,7 +26,8 @@ use crate::envoy::facts::{ProbeResult, Probed};
 use crate::envoy::logs::{Family, LogMatch, Signature};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{
-    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108, MD0109,
+    IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108,
+    MD0109, MD0110, MD0111, MD0112,
 };
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE, XDS_PORT};
 use crate::istio::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};
@@ -72,6 +75,10 @@ pub struct PodContext {
     pub istiod_pods: Lookup<Vec<Pod>>,
     /// The `istio` ConfigMap of istio-system (the mesh config: the proxies' discovery address).
     pub mesh_config: Lookup<ConfigMap>,
+    /// ztunnel's pods (label app=ztunnel, every namespace), for ambient pods.
+    pub ztunnel_pods: Lookup<Vec<Pod>>,
+    /// The pods of Istio's CNI node agent (label k8s-app=istio-cni-node, every namespace).
+    pub cni_pods: Lookup<Vec<Pod>>,
     /// The time certificates and the age of a proxy are judged at.
     pub now: Option<jiff::Timestamp>,
 }
@@ -90,6 +97,8 @@ impl Default for PodContext {
             root_cert: unknown(),
             istiod_pods: unknown(),
             mesh_config: unknown(),
+            ztunnel_pods: unknown(),
+            cni_pods: unknown(),
             now: None,
         }
     }
@@ -119,6 +128,22 @@ pub enum VerdictKind {
     InjectorMissing,
     /// What decides the verdict could not be read.
     Unknown,
+    /// The pod is being deleted.
+    Terminating,
+    /// The kubelet evicted the pod.
+    Evicted,
+    /// The pod has ended: phase `Succeeded` or `Failed`.
+    Ended,
+    /// The application exited and the kubelet is stopping the native sidecar.
+    Completing,
+    /// The application of a Job pod exited, a classic istio-proxy keeps the pod running.
+    JobHeldBySidecar,
+    /// Ambient: redirected by the CNI agent, a ready ztunnel on its node.
+    AmbientCaptured,
+    /// Ambient asked for, but nothing carries the pod's traffic.
+    AmbientNotCaptured,
+    /// Ambient asked for, and the pod has a sidecar too.
+    AmbientWithSidecar,
     Healthy,
 }
 
@@ -249,9 +274,19 @@ impl Diagnosis {
 pub fn diagnose(pod: &Pod, context: &PodContext, probe: Option<&ProbeResult>) -> Diagnosis {
     let mut d = Builder::new(pod, context, probe);
     let spec = pod.spec.as_ref();
-    match spec.and_then(sidecar::proxy_container) {
-        None => d.not_meshed(),
-        Some(_) => d.meshed(),
+    if d.ending() {
+        return d.finish();
+    }
+    let ambient = d.ambient_request();
+    match (spec.and_then(sidecar::proxy_container), &ambient) {
+        (None, crate::istio::ambient::Request::Asked(by)) => d.ambient(by),
+        (None, crate::istio::ambient::Request::OptedOut) => d.ambient_opted_out(),
+        (None, _) => d.not_meshed(),
+        (Some(_), crate::istio::ambient::Request::Asked(by)) => {
+            d.meshed();
+            d.ambient_with_sidecar(by);
+        }
+        (Some(_), _) => d.meshed(),
     }
     d.finish()
 }
@@ -344,7 +379,18 @@ impl<'a> Builder<'a> {
             title: "healthy".to_string(),
             summary: "Nothing wrong was found.".to_string(),
         });
-        let not_read = not_read(self.ctx, &self.namespace);
+        let ambient_pod = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(sidecar::proxy_container)
+            .is_none()
+            && matches!(
+                self.ambient_request(),
+                crate::istio::ambient::Request::Asked(_)
+            )
+            && !crate::kube::lifecycle::is_ending(self.pod);
+        let not_read = not_read(self.ctx, &self.namespace, ambient_pod);
         if !not_read.is_empty() {
             let what: Vec<&str> = not_read.iter().map(|n| n.what.as_str()).collect();
             self.next_steps.push(step(
@@ -368,7 +414,7 @@ impl<'a> Builder<'a> {
 }
 
 /// The reads of the context that failed.
-fn not_read(ctx: &PodContext, namespace: &str) -> Vec<NotRead> {
+fn not_read(ctx: &PodContext, namespace: &str, ambient: bool) -> Vec<NotRead> {
     let mut out = Vec::new();
     let mut add = |what: String, lookup: Option<&String>| {
         if let Some(reason) = lookup {
@@ -413,6 +459,16 @@ fn not_read(ctx: &PodContext, namespace: &str) -> Vec<NotRead> {
         format!("configmap {ISTIO_NAMESPACE}/istio"),
         reason(&ctx.mesh_config),
     );
+    if ambient {
+        add(
+            "ztunnel pods (app=ztunnel)".to_string(),
+            reason(&ctx.ztunnel_pods),
+        );
+        add(
+            "istio-cni-node pods (k8s-app=istio-cni-node)".to_string(),
+            reason(&ctx.cni_pods),
+        );
+    }
     out
 }
 
@@ -622,6 +678,8 @@ pub(crate) mod tests {
             root_cert: Lookup::Found(root_cert()),
             istiod_pods: Lookup::Found(Vec::new()),
             mesh_config: Lookup::Missing,
+            ztunnel_pods: Lookup::Found(Vec::new()),
+            cni_pods: Lookup::Found(Vec::new()),
             now: Some(captured_at()),
         }
     }

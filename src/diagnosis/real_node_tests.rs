@@ -190,3 +190,178 @@ fn while_the_next_run_is_up_previous_works_and_the_current_log_is_offered_too() 
     assert!(commands.contains(&"kubectl -n cap logs crash -c istio-proxy --previous --tail 50"));
     assert!(commands.contains(&"kubectl -n cap logs crash -c istio-proxy --tail 50"));
 }
+
+fn at(pod_context_time: &str) -> PodContext {
+    PodContext {
+        now: Some(pod_context_time.parse().unwrap()),
+        ..good_context()
+    }
+}
+
+#[test]
+fn a_pod_torn_down_11s_after_its_creation_has_ended_it_is_not_starting() {
+    // The issue's pod, captured on the real node while it was deleted: phase Failed, app
+    // `Error (exit code 137)`, istio-proxy (native) `Completed (exit code 0)`, 11 s old.
+    let pod = real_pod("pod_torn_down_failed.json");
+    let d = diagnose(&pod, &at("2026-12-01T22:08:57Z"), None);
+    assert_eq!(d.verdict.kind, VerdictKind::Ended, "{d:#?}");
+    assert_eq!(d.verdict.title, "ended: the pod failed");
+    let summary = &d.verdict.summary;
+    assert!(
+        summary.starts_with(
+            "The pod has ended (phase Failed) and is being deleted: app Terminated: Error (exit code 137). Nothing in it runs any more"
+        ),
+        "{summary}"
+    );
+    assert!(summary.contains("it is not starting"), "{summary}");
+    assert!(!summary.contains("startup grace"), "{summary}");
+    assert!(d.findings.is_empty());
+    assert!(!d.fails(Level::Warning));
+    assert!(
+        d.evidence
+            .iter()
+            .any(|e| e.text == "istio-proxy: Terminated: Completed (exit code 0)")
+    );
+    assert_eq!(
+        d.next_steps[0].command.as_deref(),
+        Some("kubectl -n cap logs torn-down -c app")
+    );
+}
+
+#[test]
+fn a_terminating_pod_says_how_much_grace_is_left() {
+    // Captured 3 s after `kubectl delete pod` with terminationGracePeriodSeconds 60: both
+    // containers still Running, deletionTimestamp 57 s ahead.
+    let pod = real_pod("pod_terminating.json");
+    let d = diagnose(&pod, &at("2026-12-01T22:08:39Z"), None);
+    assert_eq!(d.verdict.kind, VerdictKind::Terminating, "{d:#?}");
+    assert_eq!(d.verdict.title, "terminating");
+    assert!(
+        d.verdict.summary.starts_with(
+            "The pod is being deleted: its grace period of 60s has 57s left. Its containers are being stopped, so it is not starting and its sidecar is not judged."
+        ),
+        "{}",
+        d.verdict.summary
+    );
+    assert!(d.findings.is_empty());
+    // Past the grace period, the pod is held by something: said, with what to look at.
+    let d = diagnose(&pod, &at("2026-12-01T22:15:36Z"), None);
+    assert!(
+        d.verdict
+            .summary
+            .contains("its grace period of 60s ended 6m ago"),
+        "{}",
+        d.verdict.summary
+    );
+    assert!(
+        d.verdict.summary.contains("waits on its node's kubelet"),
+        "{}",
+        d.verdict.summary
+    );
+}
+
+#[test]
+fn a_job_whose_app_exited_while_a_classic_sidecar_runs_never_completes() {
+    // Job with sidecar.istio.io/nativeSidecar: "false": app `Completed (exit code 0)`,
+    // istio-proxy a regular container, Running and ready; `kubectl get pod`: 1/2 NotReady.
+    let pod = real_pod("pod_job_classic_running.json");
+    let d = diagnose(&pod, &at("2026-12-01T22:08:30Z"), None);
+    assert_eq!(d.verdict.kind, VerdictKind::JobHeldBySidecar, "{d:#?}");
+    assert_eq!(
+        d.verdict.title,
+        "never completes: istio-proxy keeps running after the application exited"
+    );
+    assert!(
+        d.verdict
+            .summary
+            .contains("the pod stays Running and its Job job-classic never completes"),
+        "{}",
+        d.verdict.summary
+    );
+    assert_eq!(codes_of(&d), ["MD0110"]);
+    assert_eq!(
+        d.findings[0].message,
+        "Pod cap/job-classic-n7wsb never completes: its application container(s) app (Terminated: Completed (exit code 0)) exited, but istio-proxy, a classic sidecar, keeps running."
+    );
+    let texts: Vec<&str> = d.next_steps.iter().map(|s| s.text.as_str()).collect();
+    assert!(
+        texts[0].contains("sidecar.istio.io/nativeSidecar: \"true\""),
+        "{texts:?}"
+    );
+    assert!(
+        texts[0].contains("ENABLE_NATIVE_SIDECARS=true"),
+        "{texts:?}"
+    );
+    assert!(texts[0].contains("Kubernetes 1.29 or newer"), "{texts:?}");
+    assert!(
+        texts[1].contains("http://localhost:15020/quitquitquit"),
+        "{texts:?}"
+    );
+    assert_eq!(
+        d.next_steps[2].command.as_deref(),
+        Some(
+            "kubectl -n cap exec job-classic-n7wsb -c istio-proxy -- pilot-agent request POST /quitquitquit --debug-port 15020"
+        )
+    );
+}
+
+#[test]
+fn the_same_job_with_a_native_sidecar_completes() {
+    // The kubelet stopped the native istio-proxy once app exited: phase Succeeded.
+    let pod = real_pod("pod_job_native_completed.json");
+    let d = diagnose(&pod, &at("2026-12-01T22:08:30Z"), None);
+    assert_eq!(d.verdict.kind, VerdictKind::Ended, "{d:#?}");
+    assert_eq!(d.verdict.title, "completed");
+    assert!(
+        d.verdict.summary.starts_with(
+            "The pod has completed (phase Succeeded): every container exited. Nothing in it runs any more"
+        ),
+        "{}",
+        d.verdict.summary
+    );
+    assert!(
+        d.verdict
+            .summary
+            .ends_with("its Job job-native decides whether it runs another pod (backoffLimit)."),
+        "{}",
+        d.verdict.summary
+    );
+    assert!(d.findings.is_empty());
+    // While the kubelet stops the native sidecar (phase still Running), it is completing.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&real("pod_job_native_completed.json")).unwrap();
+    v["status"]["phase"] = "Running".into();
+    let proxy = v["status"]["initContainerStatuses"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s["name"] == "istio-proxy")
+        .unwrap();
+    proxy["state"] = serde_json::json!({"running": {"startedAt": "2026-12-01T22:08:08Z"}});
+    let pod: Pod = serde_json::from_value(v).unwrap();
+    let d = diagnose(&pod, &at("2026-12-01T22:08:12Z"), None);
+    assert_eq!(d.verdict.kind, VerdictKind::Completing, "{d:#?}");
+    assert!(d.findings.is_empty());
+}
+
+#[test]
+fn an_evicted_pod_is_evicted() {
+    // Not captured: the node cannot be put under memory pressure here. The status is the
+    // kubelet's eviction status (phase Failed, reason Evicted, its message).
+    let mut v: serde_json::Value = serde_json::from_str(&real("pod_healthy.json")).unwrap();
+    v["status"]["phase"] = "Failed".into();
+    v["status"]["reason"] = "Evicted".into();
+    v["status"]["message"] =
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 80Mi. ".into();
+    let pod: Pod = serde_json::from_value(v).unwrap();
+    let d = diagnose(&pod, &good_context(), None);
+    assert_eq!(d.verdict.kind, VerdictKind::Evicted, "{d:#?}");
+    assert!(
+        d.verdict
+            .summary
+            .starts_with("The kubelet evicted the pod: \"The node was low on resource: memory."),
+        "{}",
+        d.verdict.summary
+    );
+    assert!(d.findings.is_empty());
+}

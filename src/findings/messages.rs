@@ -390,6 +390,15 @@ messages! {
     MD0109 = "MD0109", "ProxyDiscoveryAddressNotIstiod", Error,
         "The sidecar of pod %s sends its xDS requests to %s, which is not istiod (%s).",
         "The discovery address of the proxy's bootstrap (its ADS cluster) points somewhere istiod does not listen.";
+    MD0110 = "MD0110", "JobHeldBySidecar", Error,
+        "Pod %s never completes: its application container(s) %s exited, but istio-proxy, a classic sidecar, keeps running.",
+        "A pod that does not restart its containers (a Job's or CronJob's) keeps running after its application exited, because its classic istio-proxy container does not stop: the Job never completes.";
+    MD0111 = "MD0111", "AmbientPodNotCaptured", Error,
+        "Pod %s asks for ambient mode, but ztunnel does not carry its traffic: %s",
+        "A pod that asks for ambient mode (istio.io/dataplane-mode=ambient) is not captured: no ready ztunnel on its node, no Istio CNI agent, the redirection annotation missing or disabled, or hostNetwork. Its traffic has no mTLS, identity or policy.";
+    MD0112 = "MD0112", "AmbientPodWithSidecar", Warning,
+        "Pod %s has an istio-proxy sidecar and is also asked into ambient mode by the %s: ztunnel does not capture a pod with a sidecar, its sidecar carries its traffic.",
+        "A pod asked into ambient mode also has a sidecar; Istio's CNI agent skips such pods, so the ambient label has no effect on it.";
     MD0201 = "MD0201", "ControlPlaneNotHighlyAvailable", Warning,
         "istiod revision %q %s, and the injection webhook configuration(s) %v call it with failurePolicy Fail: %s, no pod can be created in %s. %s",
         "An injection webhook with failurePolicy Fail depends on an istiod with fewer than 2 replicas or no PodDisruptionBudget.";

@@ -1,5 +1,6 @@
 //! Istio knowledge, pure: no I/O.
 
+pub mod ambient;
 pub mod annotations;
 pub mod config;
 pub mod constants;

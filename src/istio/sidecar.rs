@@ -103,12 +103,16 @@ pub fn pod_age_seconds(pod: &Pod, now: jiff::Timestamp) -> Option<i64> {
 
 /// True while a proxy that is not ready yet is within its [`startup_grace_seconds`]: running
 /// for less than the grace, or (not running yet) in a pod younger than the grace. Such a proxy
-/// is "starting", not broken. A proxy that has restarted is never starting.
+/// is "starting", not broken. A proxy that has restarted or exited is never starting, nor is
+/// one in a pod that is being deleted or has ended (`kube::lifecycle`).
 pub fn is_starting(pod: &Pod, now: jiff::Timestamp) -> bool {
+    if crate::kube::lifecycle::is_ending(pod) {
+        return false;
+    }
     let Some(status) = proxy_status(pod) else {
         return pod_age_seconds(pod, now).is_some_and(|a| a < startup_grace_seconds(pod));
     };
-    if status.ready || status.restart_count > 0 {
+    if status.ready || status.restart_count > 0 || crate::kube::lifecycle::is_terminated(status) {
         return false;
     }
     let grace = startup_grace_seconds(pod);

@@ -11,6 +11,7 @@ use kube::Api;
 
 use crate::diagnosis::{Lookup, PodContext};
 use crate::error::{Error, Result};
+use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::kube::snapshot::Located;
 use crate::source::live::{Cluster, ListError};
@@ -39,7 +40,11 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         Api::<Pod>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
         &istiod_selector,
     );
-    let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh) = tokio::join!(
+    let ztunnel_selector = kube::api::ListParams::default().labels(ZTUNNEL_SELECTOR);
+    let ztunnel_pods = c.list_selected(Api::<Pod>::all(c.client.clone()), &ztunnel_selector);
+    let cni_selector = kube::api::ListParams::default().labels(CNI_SELECTOR);
+    let cni_pods = c.list_selected(Api::<Pod>::all(c.client.clone()), &cni_selector);
+    let (ns, istio_ns, webhooks, slices, policies, root_cert, istiods, mesh, ztunnels, cnis) = tokio::join!(
         c.get_opt(Api::<Namespace>::all(c.client.clone()), namespace),
         c.get_opt(Api::<Namespace>::all(c.client.clone()), ISTIO_NAMESPACE),
         c.list_cluster::<MutatingWebhookConfiguration>(),
@@ -54,6 +59,8 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
             Api::<ConfigMap>::namespaced(c.client.clone(), ISTIO_NAMESPACE),
             "istio"
         ),
+        ztunnel_pods,
+        cni_pods,
     );
     PodContext {
         namespace: lookup(ns),
@@ -67,6 +74,8 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         root_cert: lookup(root_cert),
         istiod_pods: lookup_list(istiods),
         mesh_config: lookup(mesh),
+        ztunnel_pods: lookup_list(ztunnels),
+        cni_pods: lookup_list(cnis),
         now: Some(jiff::Timestamp::now()),
     }
 }

@@ -257,7 +257,7 @@ pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles)
     out.heading("Verdict");
     let level = diagnosis.level();
     let (glyph, style) = match (diagnosis.verdict.kind, level) {
-        (VerdictKind::Healthy, None) => ("\u{2714}", styles.ok),
+        (VerdictKind::Healthy | VerdictKind::AmbientCaptured, None) => ("\u{2714}", styles.ok),
         (_, Some(Level::Error)) => ("\u{2716}", styles.error),
         (_, Some(Level::Warning)) => ("!", styles.warning),
         _ => ("\u{2139}", styles.info),

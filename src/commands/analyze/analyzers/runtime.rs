@@ -184,6 +184,9 @@ pub fn pod_context(
         root_cert: fetched.root_cert,
         istiod_pods,
         mesh_config,
+        // Only a pod without sidecar needs them, and analyze probes only injected pods.
+        ztunnel_pods: Lookup::Unknown("not read by analyze".to_string()),
+        cni_pods: Lookup::Unknown("not read by analyze".to_string()),
         now,
     }
 }
