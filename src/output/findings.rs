@@ -42,27 +42,40 @@ impl Coverage<'_> {
         self.skipped.is_empty() && self.not_analysed.is_empty()
     }
 
-    /// The entries appended to the JSON/YAML array after the findings: `level` `Skipped` with the
-    /// check and the reason, `level` `NotAnalysed` with the kind and the number of documents.
+    /// The messages appended to the JSON/YAML array after the findings, in istioctl's shape
+    /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0401 for a read or check
+    /// that was skipped (origin: the check, also under `check`), MD0402 for documents of a kind
+    /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
     fn values(&self) -> Vec<Value> {
+        use crate::findings::messages::{MD0401, MD0402, MessageType, format};
+        let message = |m: &MessageType, text: String, origin: &str| -> Map<String, Value> {
+            let mut v = Map::new();
+            v.insert("code".into(), m.code.into());
+            v.insert("documentationUrl".into(), m.documentation_url().into());
+            v.insert("level".into(), m.level.as_str().into());
+            v.insert("message".into(), text.into());
+            v.insert("origin".into(), origin.into());
+            v
+        };
         let mut out: Vec<Value> = self
             .skipped
             .iter()
             .map(|s| {
-                json!({
-                    "level": "Skipped",
-                    "check": s.check,
-                    "message": format!("skipped {}: {}", s.check, s.reason),
-                })
+                let text = format(
+                    MD0401.template,
+                    &[s.check.as_str().into(), s.reason.as_str().into()],
+                );
+                let mut v = message(MD0401, text, &s.check);
+                v.insert("check".into(), s.check.clone().into());
+                Value::Object(v)
             })
             .collect();
         out.extend(self.not_analysed.iter().map(|(kind, n)| {
-            json!({
-                "level": "NotAnalysed",
-                "kind": kind,
-                "documents": n,
-                "message": format!("{n} document(s) of kind {kind} not analysed: no analyzer reads this kind"),
-            })
+            let text = format(MD0402.template, &[(*n).into(), kind.as_str().into()]);
+            let mut v = message(MD0402, text, kind);
+            v.insert("kind".into(), kind.clone().into());
+            v.insert("documents".into(), (*n).into());
+            Value::Object(v)
         }));
         out
     }
@@ -209,7 +222,7 @@ pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
         .map(|v| {
             json!({
                 "level": "warning",
-                "descriptor": {"id": if v["level"] == "Skipped" { "skipped" } else { "not-analysed" }},
+                "descriptor": {"id": if v["code"] == "MD0401" { "skipped" } else { "not-analysed" }},
                 "message": {"text": v["message"]},
             })
         })

@@ -86,6 +86,17 @@ fn nothing_to_analyse(paths: &[PathBuf], recursive: bool, stats: &files::LoadSta
         if let Some(line) = stats.not_analysed_line() {
             parts.push(line);
         }
+        if !stats.other_kinds.is_empty() {
+            let kinds: Vec<String> = stats
+                .other_kinds
+                .iter()
+                .map(|(k, n)| format!("{k} ({n})"))
+                .collect();
+            parts.push(format!(
+                "only kinds no mesh analysis concerns: {}",
+                kinds.join(", ")
+            ));
+        }
         if stats.system > 0 {
             parts.push(format!(
                 "{} object(s) in system namespaces, which are never analysed",
