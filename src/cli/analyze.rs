@@ -134,6 +134,16 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub allow_incomplete: bool,
 
+    /// Record the findings of this run in FILE (JSON), to be given to --baseline later; the
+    /// findings are printed as usual but do not fail the run
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    pub write_baseline: Option<PathBuf>,
+
+    /// Fail only on findings that are not in FILE (written by --write-baseline): those are the
+    /// ones printed; stderr counts the known ones and names the entries that no longer occur
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
     #[command(flatten)]
     pub kube: KubeArgs,
 }
@@ -190,6 +200,8 @@ impl AnalyzeArgs {
             failure_threshold: self.failure_threshold,
             output_threshold: self.output_threshold,
             allow_incomplete: self.allow_incomplete,
+            baseline: self.baseline,
+            write_baseline: self.write_baseline,
         };
         if request.list_analyzers {
             return Ok(request);

@@ -34,6 +34,16 @@ pub struct Coverage<'a> {
     pub skipped: &'a [Skipped],
     /// kind -> number of documents.
     pub not_analysed: &'a BTreeMap<String, usize>,
+    /// With `--baseline`: the findings the baseline knows (not among those rendered) and its
+    /// entries that no longer occur. SARIF marks results `baselineState`.
+    pub baseline: Option<BaselineView<'a>>,
+}
+
+/// A run compared with a baseline, for SARIF's `baselineState`.
+#[derive(Clone, Copy, Debug)]
+pub struct BaselineView<'a> {
+    pub unchanged: &'a [Finding],
+    pub absent: &'a [crate::findings::baseline::Entry],
 }
 
 impl Coverage<'_> {
@@ -170,8 +180,18 @@ fn sarif_level(level: Level) -> &'static str {
 /// SARIF 2.1.0: one run, one rule per code present, one result per finding with the file and
 /// line when the resource came from a file, and the resource name as a logical location.
 pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
-    let mut rules: Vec<&crate::findings::messages::MessageType> =
-        findings.iter().map(|f| f.message_type).collect();
+    use crate::findings::messages::{MessageType, lookup};
+    let unchanged: Vec<&Finding> = coverage
+        .baseline
+        .map(|b| b.unchanged.iter().collect())
+        .unwrap_or_default();
+    let absent = coverage.baseline.map(|b| b.absent).unwrap_or_default();
+    let mut rules: Vec<&MessageType> = findings
+        .iter()
+        .chain(&unchanged)
+        .map(|f| f.message_type)
+        .chain(absent.iter().filter_map(|e| lookup(&e.code)))
+        .collect();
     rules.sort_by_key(|m| m.code);
     rules.dedup_by_key(|m| m.code);
     let rule_index = |code: &str| rules.iter().position(|m| m.code == code).unwrap_or(0);
@@ -187,33 +207,54 @@ pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
             })
         })
         .collect();
-    let results: Vec<Value> = findings
-        .iter()
-        .map(|f| {
-            let mut result = json!({
-                "ruleId": f.code(),
-                "ruleIndex": rule_index(f.code()),
-                "level": sarif_level(f.level()),
-                "message": {"text": f.message},
-            });
-            if let Some(r) = &f.resource {
-                let mut location = Map::new();
-                if let Some(file) = &r.file {
-                    let mut physical = json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
-                    if let Some(line) = r.line {
-                        physical["region"] = json!({"startLine": line});
-                    }
-                    location.insert("physicalLocation".into(), physical);
+    let result_of = |f: &Finding, state: Option<&str>| -> Value {
+        let mut result = json!({
+            "ruleId": f.code(),
+            "ruleIndex": rule_index(f.code()),
+            "level": sarif_level(f.level()),
+            "message": {"text": f.message},
+        });
+        if let Some(state) = state {
+            result["baselineState"] = state.into();
+        }
+        if let Some(r) = &f.resource {
+            let mut location = Map::new();
+            if let Some(file) = &r.file {
+                let mut physical =
+                    json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
+                if let Some(line) = r.line {
+                    physical["region"] = json!({"startLine": line});
                 }
-                location.insert(
-                    "logicalLocations".into(),
-                    json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
-                );
-                result["locations"] = json!([Value::Object(location)]);
+                location.insert("physicalLocation".into(), physical);
             }
-            result
-        })
+            location.insert(
+                "logicalLocations".into(),
+                json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
+            );
+            result["locations"] = json!([Value::Object(location)]);
+        }
+        result
+    };
+    let with_baseline = coverage.baseline.is_some();
+    let mut results: Vec<Value> = findings
+        .iter()
+        .map(|f| result_of(f, with_baseline.then_some("new")))
         .collect();
+    results.extend(unchanged.iter().map(|f| result_of(f, Some("unchanged"))));
+    results.extend(absent.iter().map(|e| {
+        let mut result = json!({
+            "ruleId": e.code,
+            "ruleIndex": rule_index(&e.code),
+            "level": lookup(&e.code).map_or("warning", |m| sarif_level(m.level)),
+            "message": {"text": e.message},
+            "baselineState": "absent",
+        });
+        if let Some(origin) = &e.origin {
+            result["locations"] =
+                json!([{"logicalLocations": [{"fullyQualifiedName": origin, "kind": "resource"}]}]);
+        }
+        result
+    }));
     // What was skipped or not analysed: tool execution notifications of the invocation, which
     // is not successful when anything was skipped.
     let notifications: Vec<Value> = coverage
