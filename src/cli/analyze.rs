@@ -134,6 +134,11 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub allow_incomplete: bool,
 
+    /// Leave out the findings about resources in namespaces matching GLOB (`*` for any run of
+    /// characters, e.g. `team-*`), on files and live; repeatable
+    #[arg(long, value_name = "GLOB")]
+    pub exclude_namespace: Vec<String>,
+
     /// Record the findings of this run in FILE (JSON), to be given to --baseline later; the
     /// findings are printed as usual but do not fail the run
     #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
@@ -201,6 +206,7 @@ impl AnalyzeArgs {
             output_threshold: self.output_threshold,
             allow_incomplete: self.allow_incomplete,
             baseline: self.baseline,
+            exclude_namespaces: self.exclude_namespace,
             write_baseline: self.write_baseline,
         };
         if request.list_analyzers {

@@ -54,6 +54,8 @@ pub struct Request {
     pub allow_incomplete: bool,
     /// `--baseline`: a baseline file; only findings not in it are printed and fail the run.
     pub baseline: Option<PathBuf>,
+    /// `--exclude-namespace`: globs of the namespaces whose findings are left out.
+    pub exclude_namespaces: Vec<String>,
     /// `--write-baseline`: where to record the findings of this run.
     pub write_baseline: Option<PathBuf>,
 }
@@ -214,6 +216,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     if !request.all_namespaces && (use_kube || global.namespace.is_some()) {
         report.keep_namespace(&namespace);
     }
+    report.exclude_namespaces(&request.exclude_namespaces);
     report.suppress(&request.suppressions, &snapshot);
     // What was not read, first (a read RBAC or the server refused), then the checks skipped.
     let mut skipped: Vec<Skipped> = snapshot
