@@ -166,6 +166,9 @@ pub enum OutputFormat {
     Yaml,
     /// SARIF 2.1.0, for code-scanning tools
     Sarif,
+    /// JUnit XML for CI test reports (GitLab, Jenkins, Azure): one test case per finding,
+    /// failed at or above --failure-threshold
+    Junit,
 }
 
 impl From<OutputFormat> for Format {
@@ -176,6 +179,7 @@ impl From<OutputFormat> for Format {
             OutputFormat::Json => Format::Json,
             OutputFormat::Yaml => Format::Yaml,
             OutputFormat::Sarif => Format::Sarif,
+            OutputFormat::Junit => Format::Junit,
         }
     }
 }

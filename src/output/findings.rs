@@ -25,6 +25,9 @@ pub enum Format {
     Yaml,
     /// SARIF 2.1.0, for code-scanning tools
     Sarif,
+    /// JUnit XML, for CI systems that show test reports: one test case per finding, failed at
+    /// or above the failure threshold
+    Junit,
 }
 
 /// What the findings do not cover: reads and checks that were skipped, and documents of kinds
@@ -98,6 +101,7 @@ pub fn render(
     styles: &Styles,
     show_cluster: bool,
     coverage: &Coverage,
+    failure_threshold: Level,
 ) -> String {
     match format {
         Format::Text | Format::Log => log(findings, styles, show_cluster),
@@ -110,7 +114,91 @@ pub fn render(
             crate::formats::yaml_write::to_string(&to_value(findings, show_cluster, coverage))
         }
         Format::Sarif => sarif(findings, coverage),
+        Format::Junit => junit(findings, coverage, failure_threshold),
     }
+}
+
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one test suite, one test case per finding (`CODE Kind ns/name`, its class the
+/// resource), a `<failure>` for a finding at or above the failure threshold; what was skipped or
+/// not analysed is a `<skipped>` test case each. No finding at all is one passing test case, so
+/// the report is never empty.
+pub fn junit(findings: &[&Finding], coverage: &Coverage, failure_threshold: Level) -> String {
+    let mut cases = Vec::new();
+    let mut failures = 0;
+    for f in findings {
+        let origin = f.origin().unwrap_or_else(|| "cluster".to_string());
+        let detail = match f.resource.as_ref().and_then(|r| r.reference()) {
+            Some(reference) => format!(
+                "{} [{}] ({origin} {reference}) {}",
+                f.level(),
+                f.code(),
+                f.message
+            ),
+            None => format!("{} [{}] ({origin}) {}", f.level(), f.code(), f.message),
+        };
+        let mut case = format!(
+            "    <testcase classname=\"{}\" name=\"{} {}\"",
+            xml_escape(&origin),
+            f.code(),
+            xml_escape(&origin)
+        );
+        if f.level().reaches(failure_threshold) {
+            failures += 1;
+            case.push_str(&format!(
+                ">\n      <failure type=\"{}\" message=\"{}\">{}\n{}</failure>\n    </testcase>\n",
+                f.code(),
+                xml_escape(&f.message),
+                xml_escape(&detail),
+                f.message_type.documentation_url()
+            ));
+        } else {
+            case.push_str(&format!(
+                ">\n      <system-out>{}</system-out>\n    </testcase>\n",
+                xml_escape(&detail)
+            ));
+        }
+        cases.push(case);
+    }
+    let mut skipped = 0;
+    for v in coverage.values() {
+        skipped += 1;
+        let message = v["message"].as_str().unwrap_or_default();
+        cases.push(format!(
+            "    <testcase classname=\"mesh-doctor\" name=\"{} {}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+            v["code"].as_str().unwrap_or_default(),
+            xml_escape(v["origin"].as_str().unwrap_or_default()),
+            xml_escape(message)
+        ));
+    }
+    if cases.is_empty() {
+        cases.push("    <testcase classname=\"mesh-doctor\" name=\"analyze\"/>\n".to_string());
+    }
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"mesh-doctor analyze\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n  <testsuite name=\"mesh-doctor analyze\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n",
+        n = cases.len()
+    ));
+    for case in cases {
+        out.push_str(&case);
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
 }
 
 /// istioctl's log lines. The level word is colored (errors bold red, warnings yellow).

@@ -299,6 +299,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
             &styles,
             show_cluster,
             &coverage,
+            request.failure_threshold,
         ))
         .map_err(Error::Output)?;
     }
