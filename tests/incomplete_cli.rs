@@ -105,7 +105,7 @@ fn unread_mesh_kinds_are_counted_and_carried_in_every_format() {
     let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
     assert_eq!(items.len(), 1, "{stdout}");
     let entry = &items[0];
-    assert_eq!(entry["code"], "MD0402");
+    assert_eq!(entry["code"], "MD0002");
     assert_eq!(entry["level"], "Warning");
     assert_eq!(entry["origin"], "UDPRoute");
     assert_eq!(
@@ -116,13 +116,13 @@ fn unread_mesh_kinds_are_counted_and_carried_in_every_format() {
         entry["documentationUrl"]
             .as_str()
             .unwrap()
-            .ends_with("/MD0402.md")
+            .ends_with("/MD0002.md")
     );
     assert_eq!(entry["kind"], "UDPRoute");
     assert_eq!(entry["documents"], 1);
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "yaml"]);
-    assert!(stdout.contains("code: MD0402"), "{stdout}");
+    assert!(stdout.contains("code: MD0002"), "{stdout}");
     assert!(stdout.contains("kind: UDPRoute"), "{stdout}");
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "sarif"]);

@@ -2,7 +2,7 @@
 //!
 //! Istio's codes keep Istio's number, name, level and message template exactly, so a person who
 //! knows `istioctl analyze` recognises them. Our own codes use the `MD` prefix, numbered in families:
-//! 01xx sidecar runtime, 02xx control plane, 03xx bootstrap, 04xx what an analysis did not cover.
+//! 00xx what an analysis did not cover, 01xx sidecar runtime, 02xx control plane, 03xx bootstrap.
 //! A number is never reused.
 //!
 //! Templates use Go's verbs (`%s`, `%v`, `%d`, `%q`) because Istio's do; [`format`] fills them.
@@ -358,6 +358,12 @@ messages! {
     IST0177 = "IST0177", "ConflictingServiceEntryProtocol", Warning,
         "Multiple ServiceEntries (%s) define the same host %q and port %d with conflicting protocols (%s).",
         "Multiple ServiceEntries define the same host and port with conflicting protocols.";
+    MD0001 = "MD0001", "AnalysisSkipped", Warning,
+        "skipped %s: %s",
+        "A read or a check did not run (RBAC denied a list, the server failed, a probe was refused), so the analysis is incomplete.";
+    MD0002 = "MD0002", "KindNotAnalysed", Warning,
+        "%d document(s) of kind %s not analysed: no analyzer reads this kind",
+        "The input holds Istio or Gateway API documents of a kind (or a version) that no analyzer reads, so the analysis is incomplete.";
     MD0101 = "MD0101", "SidecarBootstrapCrash", Error,
         "The istio-proxy container of pod %s cannot start: %s",
         "Envoy rejects the bootstrap pilot-agent wrote, so the sidecar crashes at start (CrashLoopBackOff).";
@@ -439,12 +445,6 @@ messages! {
     MD0312 = "MD0312", "BootstrapWrongType", Error,
         "%s (in %s) must be %s, not %s; Envoy cannot read the bootstrap and exits (\"Unable to parse JSON as proto\").",
         "A field of a checked bootstrap message has a value of the wrong JSON type (a string where a message is expected, a list of lists, a number for a string).";
-    MD0401 = "MD0401", "AnalysisSkipped", Warning,
-        "skipped %s: %s",
-        "A read or a check did not run (RBAC denied a list, the server failed, a probe was refused), so the analysis is incomplete.";
-    MD0402 = "MD0402", "KindNotAnalysed", Warning,
-        "%d document(s) of kind %s not analysed: no analyzer reads this kind",
-        "The input holds Istio or Gateway API documents of a kind (or a version) that no analyzer reads, so the analysis is incomplete.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

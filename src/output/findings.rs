@@ -56,11 +56,11 @@ impl Coverage<'_> {
     }
 
     /// The messages appended to the JSON/YAML array after the findings, in istioctl's shape
-    /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0401 for a read or check
-    /// that was skipped (origin: the check, also under `check`), MD0402 for documents of a kind
+    /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0001 for a read or check
+    /// that was skipped (origin: the check, also under `check`), MD0002 for documents of a kind
     /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
     fn values(&self) -> Vec<Value> {
-        use crate::findings::messages::{MD0401, MD0402, MessageType, format};
+        use crate::findings::messages::{MD0001, MD0002, MessageType, format};
         let message = |m: &MessageType, text: String, origin: &str| -> Map<String, Value> {
             let mut v = Map::new();
             v.insert("code".into(), m.code.into());
@@ -75,17 +75,17 @@ impl Coverage<'_> {
             .iter()
             .map(|s| {
                 let text = format(
-                    MD0401.template,
+                    MD0001.template,
                     &[s.check.as_str().into(), s.reason.as_str().into()],
                 );
-                let mut v = message(MD0401, text, &s.check);
+                let mut v = message(MD0001, text, &s.check);
                 v.insert("check".into(), s.check.clone().into());
                 Value::Object(v)
             })
             .collect();
         out.extend(self.not_analysed.iter().map(|(kind, n)| {
-            let text = format(MD0402.template, &[(*n).into(), kind.as_str().into()]);
-            let mut v = message(MD0402, text, kind);
+            let text = format(MD0002.template, &[(*n).into(), kind.as_str().into()]);
+            let mut v = message(MD0002, text, kind);
             v.insert("kind".into(), kind.clone().into());
             v.insert("documents".into(), (*n).into());
             Value::Object(v)
@@ -351,7 +351,7 @@ pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
         .map(|v| {
             json!({
                 "level": "warning",
-                "descriptor": {"id": if v["code"] == "MD0401" { "skipped" } else { "not-analysed" }},
+                "descriptor": {"id": if v["code"] == "MD0001" { "skipped" } else { "not-analysed" }},
                 "message": {"text": v["message"]},
             })
         })

@@ -92,7 +92,7 @@ pub fn utf8_text(bytes: Vec<u8>, shown: &str, what: &str) -> Result<String> {
 /// The kinds the analyzers read from files, each with the apiVersions it is read in (`"apps/"`
 /// means any version of the group). The one list: a document of any other kind (or version) of
 /// an Istio or Gateway API group ([`is_mesh_group`]) is counted as not analysed, said on stderr
-/// and in the structured outputs (MD0402); other kinds are left aside. A new kind is added
+/// and in the structured outputs (MD0002); other kinds are left aside. A new kind is added
 /// here and given its arm in `add_object`.
 pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
     ("Namespace", &["v1"]),
