@@ -90,7 +90,7 @@ fn bash_completes_commands_and_flags() {
     let flags = bash_complete(&["codes", "--"]);
     assert!(!flags.contains(&"--kubeconfig".to_string()), "{flags:?}");
     let values = bash_complete(&["analyze", "-o", ""]);
-    assert_eq!(values, ["text", "log", "json", "yaml", "sarif"]);
+    assert_eq!(values, ["text", "log", "json", "yaml", "sarif", "junit"]);
 }
 
 #[test]

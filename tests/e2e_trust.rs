@@ -263,7 +263,7 @@ fn a_forbidden_list_makes_analyze_incomplete_not_green() {
     ]);
     assert_eq!(run.code, 69, "{}", run.stderr);
     let items: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
-    let skipped: Vec<&Value> = items.iter().filter(|i| i["level"] == "Skipped").collect();
+    let skipped: Vec<&Value> = items.iter().filter(|i| i["code"] == "MD0001").collect();
     assert!(
         skipped
             .iter()

@@ -80,39 +80,83 @@ fn only_unanalysed_kinds_is_exit_65_naming_them() {
     let (_, stderr, code) = run(&["analyze", "-f", &format!("{DIR}/certificates.yaml")]);
     assert_eq!(code, 65, "{stderr}");
     assert!(
-        stderr.contains("2 documents of kinds not analysed: Certificate (2)"),
+        stderr.contains("only kinds no mesh analysis concerns: Certificate (2)"),
         "{stderr}"
     );
     assert!(!stderr.contains("No validation issues"), "{stderr}");
 }
 
 #[test]
-fn unanalysed_kinds_are_counted_and_carried_in_every_format() {
-    let file = format!("{DIR}/mixed.yaml");
+fn unread_mesh_kinds_are_counted_and_carried_in_every_format() {
+    let file = format!("{DIR}/mixed-mesh.yaml");
     let (stdout, stderr, code) = run(&["analyze", "-f", &file, "-n", "shop"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
+    // The UDPRoute is a gap; the ServiceAccount is not.
     assert!(
-        stderr.contains("1 document of kinds not analysed: Certificate (1)"),
+        stderr.contains("1 document of kinds not analysed: UDPRoute (1)"),
         "{stderr}"
     );
+    assert!(!stderr.contains("ServiceAccount"), "{stderr}");
     assert!(!stderr.contains("No validation issues"), "{stderr}");
     assert!(stderr.contains("the analysis is not complete"), "{stderr}");
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "json"]);
     let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
-    let entry = items.iter().find(|i| i["level"] == "NotAnalysed").unwrap();
-    assert_eq!(entry["kind"], "Certificate");
+    assert_eq!(items.len(), 1, "{stdout}");
+    let entry = &items[0];
+    assert_eq!(entry["code"], "MD0002");
+    assert_eq!(entry["level"], "Warning");
+    assert_eq!(entry["origin"], "UDPRoute");
+    assert_eq!(
+        entry["message"],
+        "1 document(s) of kind UDPRoute not analysed: no analyzer reads this kind"
+    );
+    assert!(
+        entry["documentationUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with("/MD0002.md")
+    );
+    assert_eq!(entry["kind"], "UDPRoute");
     assert_eq!(entry["documents"], 1);
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "yaml"]);
-    assert!(stdout.contains("level: NotAnalysed"), "{stdout}");
-    assert!(stdout.contains("kind: Certificate"), "{stdout}");
+    assert!(stdout.contains("code: MD0002"), "{stdout}");
+    assert!(stdout.contains("kind: UDPRoute"), "{stdout}");
 
     let (stdout, _, _) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "sarif"]);
     let sarif: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
     assert_eq!(notes[0]["descriptor"]["id"], "not-analysed", "{sarif}");
+    assert_eq!(
+        sarif["runs"][0]["results"],
+        serde_json::json!([]),
+        "{sarif}"
+    );
+}
+
+#[test]
+fn kinds_no_mesh_analysis_concerns_are_not_a_gap() {
+    let file = format!("{DIR}/mixed.yaml");
+    let (stdout, stderr, code) = run(&["analyze", "-f", &file, "-n", "shop", "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("not analysed"), "{stderr}");
+    assert!(stderr.contains("No validation issues found"), "{stderr}");
+    let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert!(items.iter().all(|i| i["code"].is_string()), "{stdout}");
+}
+
+#[test]
+fn bookinfo_json_is_istioctls_shape_with_nothing_appended() {
+    // Istio's bookinfo sample: Services, Deployments and 4 ServiceAccounts.
+    let file = "tests/fixtures/bookinfo/bookinfo.yaml";
+    let (stdout, stderr, code) = run(&["analyze", "-f", file, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("not analysed"), "{stderr}");
+    assert!(!stderr.contains("not complete"), "{stderr}");
+    assert_eq!(stdout.trim(), "[]", "{stdout}");
+    assert!(stderr.contains("No validation issues found"), "{stderr}");
 }
 
 #[test]

@@ -258,3 +258,17 @@ fn mtls_settings_that_contradict_each_other_are_errors() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_namespace_objects_of_the_files_live_in_exists() {
+    let file = "tests/fixtures/security/namespace-of-objects.yaml";
+    let (stdout, stderr, _) = run(&["analyze", "-f", file]);
+    // `bookinfo` and `bookinfo*` match the namespace the Deployment and the policy live in;
+    // `nowhere` matches none.
+    let ist0101: Vec<&str> = stdout.lines().filter(|l| l.contains("IST0101")).collect();
+    assert_eq!(ist0101.len(), 1, "{stdout}{stderr}");
+    assert!(
+        ist0101[0].contains("Referenced namespace not found: \"nowhere\""),
+        "{stdout}"
+    );
+}

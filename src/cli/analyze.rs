@@ -134,6 +134,21 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub allow_incomplete: bool,
 
+    /// Leave out the findings about resources in namespaces matching GLOB (`*` for any run of
+    /// characters, e.g. `team-*`), on files and live; repeatable
+    #[arg(long, value_name = "GLOB")]
+    pub exclude_namespace: Vec<String>,
+
+    /// Record the findings of this run in FILE (JSON), to be given to --baseline later; the
+    /// findings are printed as usual but do not fail the run
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    pub write_baseline: Option<PathBuf>,
+
+    /// Fail only on findings that are not in FILE (written by --write-baseline): those are the
+    /// ones printed; stderr counts the known ones and names the entries that no longer occur
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
     #[command(flatten)]
     pub kube: KubeArgs,
 }
@@ -151,6 +166,9 @@ pub enum OutputFormat {
     Yaml,
     /// SARIF 2.1.0, for code-scanning tools
     Sarif,
+    /// JUnit XML for CI test reports (GitLab, Jenkins, Azure): one test case per finding,
+    /// failed at or above --failure-threshold
+    Junit,
 }
 
 impl From<OutputFormat> for Format {
@@ -161,6 +179,7 @@ impl From<OutputFormat> for Format {
             OutputFormat::Json => Format::Json,
             OutputFormat::Yaml => Format::Yaml,
             OutputFormat::Sarif => Format::Sarif,
+            OutputFormat::Junit => Format::Junit,
         }
     }
 }
@@ -190,6 +209,9 @@ impl AnalyzeArgs {
             failure_threshold: self.failure_threshold,
             output_threshold: self.output_threshold,
             allow_incomplete: self.allow_incomplete,
+            baseline: self.baseline,
+            exclude_namespaces: self.exclude_namespace,
+            write_baseline: self.write_baseline,
         };
         if request.list_analyzers {
             return Ok(request);

@@ -433,7 +433,10 @@ mod tests {
         );
         assert_eq!(
             offered(&["analyze", "-o"], ""),
-            Wanted::Words(words(&["text", "log", "json", "yaml", "sarif"]), NO_FILES)
+            Wanted::Words(
+                words(&["text", "log", "json", "yaml", "sarif", "junit"]),
+                NO_FILES
+            )
         );
         assert_eq!(
             offered(&["analyze", "--failure-threshold"], ""),

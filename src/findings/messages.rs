@@ -2,7 +2,8 @@
 //!
 //! Istio's codes keep Istio's number, name, level and message template exactly, so a person who
 //! knows `istioctl analyze` recognises them. Our own codes use the `MD` prefix, numbered in families:
-//! 01xx sidecar runtime, 02xx control plane, 03xx bootstrap. A number is never reused.
+//! 00xx what an analysis did not cover, 01xx sidecar runtime, 02xx control plane, 03xx bootstrap.
+//! A number is never reused.
 //!
 //! Templates use Go's verbs (`%s`, `%v`, `%d`, `%q`) because Istio's do; [`format`] fills them.
 
@@ -363,6 +364,12 @@ messages! {
     IST0177 = "IST0177", "ConflictingServiceEntryProtocol", Warning,
         "Multiple ServiceEntries (%s) define the same host %q and port %d with conflicting protocols (%s).",
         "Multiple ServiceEntries define the same host and port with conflicting protocols.";
+    MD0001 = "MD0001", "AnalysisSkipped", Warning,
+        "skipped %s: %s",
+        "A read or a check did not run (RBAC denied a list, the server failed, a probe was refused), so the analysis is incomplete.";
+    MD0002 = "MD0002", "KindNotAnalysed", Warning,
+        "%d document(s) of kind %s not analysed: no analyzer reads this kind",
+        "The input holds Istio or Gateway API documents of a kind (or a version) that no analyzer reads, so the analysis is incomplete.";
     MD0101 = "MD0101", "SidecarBootstrapCrash", Error,
         "The istio-proxy container of pod %s cannot start: %s",
         "Envoy rejects the bootstrap pilot-agent wrote, so the sidecar crashes at start (CrashLoopBackOff).";

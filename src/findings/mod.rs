@@ -1,5 +1,6 @@
 //! Findings: the code table, `Finding`, and the report (thresholds, suppression, sort).
 
+pub mod baseline;
 pub mod finding;
 pub mod messages;
 pub mod report;

@@ -59,6 +59,20 @@ impl Report {
         });
     }
 
+    /// Drops the findings about resources in a namespace one of `patterns` (globs, `*` for any
+    /// run of characters) matches (`--exclude-namespace`); a Namespace is in itself.
+    pub fn exclude_namespaces(&mut self, patterns: &[String]) {
+        if patterns.is_empty() {
+            return;
+        }
+        self.findings.retain(|f| {
+            f.resource
+                .as_ref()
+                .and_then(|r| r.owning_namespace())
+                .is_none_or(|ns| !patterns.iter().any(|p| glob(p, ns)))
+        });
+    }
+
     /// Applies `--suppress` rules and the suppress annotation of the resources in `snapshot`.
     pub fn suppress(&mut self, rules: &[Suppression], snapshot: &Snapshot) {
         let annotated = suppress_annotations(snapshot);

@@ -307,6 +307,32 @@ impl Snapshot {
         self.namespaces.iter().chain(&self.namespaces_beyond_scope)
     }
 
+    /// The names of the namespaces known to exist: those of the Namespace objects, and every
+    /// namespace an object of the snapshot lives in (files put objects in a namespace without a
+    /// Namespace object for it; a cluster has none in a namespace that does not exist).
+    pub fn existing_namespace_names(&self) -> std::collections::BTreeSet<&str> {
+        fn add<'a, T: Object>(
+            set: &mut std::collections::BTreeSet<&'a str>,
+            items: &'a [Located<T>],
+        ) {
+            set.extend(items.iter().filter_map(|o| o.object.namespace()));
+        }
+        let mut set: std::collections::BTreeSet<&str> =
+            self.all_namespaces().map(|n| n.object.name()).collect();
+        add(&mut set, &self.pods);
+        add(&mut set, &self.pods_beyond_scope);
+        add(&mut set, &self.services);
+        add(&mut set, &self.services_beyond_scope);
+        add(&mut set, &self.workloads);
+        add(&mut set, &self.config_maps);
+        add(&mut set, &self.config);
+        add(&mut set, &self.network_policies);
+        add(&mut set, &self.endpoint_slices);
+        add(&mut set, &self.pod_disruption_budgets);
+        set.remove("");
+        set
+    }
+
     /// The namespace object with this name, if it is in the snapshot.
     pub fn namespace(&self, name: &str) -> Option<&Located<Namespace>> {
         self.namespaces.iter().find(|n| n.object.name() == name)

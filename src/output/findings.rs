@@ -25,6 +25,9 @@ pub enum Format {
     Yaml,
     /// SARIF 2.1.0, for code-scanning tools
     Sarif,
+    /// JUnit XML, for CI systems that show test reports: one test case per finding, failed at
+    /// or above the failure threshold
+    Junit,
 }
 
 /// What the findings do not cover: reads and checks that were skipped, and documents of kinds
@@ -34,6 +37,16 @@ pub struct Coverage<'a> {
     pub skipped: &'a [Skipped],
     /// kind -> number of documents.
     pub not_analysed: &'a BTreeMap<String, usize>,
+    /// With `--baseline`: the findings the baseline knows (not among those rendered) and its
+    /// entries that no longer occur. SARIF marks results `baselineState`.
+    pub baseline: Option<BaselineView<'a>>,
+}
+
+/// A run compared with a baseline, for SARIF's `baselineState`.
+#[derive(Clone, Copy, Debug)]
+pub struct BaselineView<'a> {
+    pub unchanged: &'a [Finding],
+    pub absent: &'a [crate::findings::baseline::Entry],
 }
 
 impl Coverage<'_> {
@@ -42,27 +55,40 @@ impl Coverage<'_> {
         self.skipped.is_empty() && self.not_analysed.is_empty()
     }
 
-    /// The entries appended to the JSON/YAML array after the findings: `level` `Skipped` with the
-    /// check and the reason, `level` `NotAnalysed` with the kind and the number of documents.
+    /// The messages appended to the JSON/YAML array after the findings, in istioctl's shape
+    /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0001 for a read or check
+    /// that was skipped (origin: the check, also under `check`), MD0002 for documents of a kind
+    /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
     fn values(&self) -> Vec<Value> {
+        use crate::findings::messages::{MD0001, MD0002, MessageType, format};
+        let message = |m: &MessageType, text: String, origin: &str| -> Map<String, Value> {
+            let mut v = Map::new();
+            v.insert("code".into(), m.code.into());
+            v.insert("documentationUrl".into(), m.documentation_url().into());
+            v.insert("level".into(), m.level.as_str().into());
+            v.insert("message".into(), text.into());
+            v.insert("origin".into(), origin.into());
+            v
+        };
         let mut out: Vec<Value> = self
             .skipped
             .iter()
             .map(|s| {
-                json!({
-                    "level": "Skipped",
-                    "check": s.check,
-                    "message": format!("skipped {}: {}", s.check, s.reason),
-                })
+                let text = format(
+                    MD0001.template,
+                    &[s.check.as_str().into(), s.reason.as_str().into()],
+                );
+                let mut v = message(MD0001, text, &s.check);
+                v.insert("check".into(), s.check.clone().into());
+                Value::Object(v)
             })
             .collect();
         out.extend(self.not_analysed.iter().map(|(kind, n)| {
-            json!({
-                "level": "NotAnalysed",
-                "kind": kind,
-                "documents": n,
-                "message": format!("{n} document(s) of kind {kind} not analysed: no analyzer reads this kind"),
-            })
+            let text = format(MD0002.template, &[(*n).into(), kind.as_str().into()]);
+            let mut v = message(MD0002, text, kind);
+            v.insert("kind".into(), kind.clone().into());
+            v.insert("documents".into(), (*n).into());
+            Value::Object(v)
         }));
         out
     }
@@ -75,6 +101,7 @@ pub fn render(
     styles: &Styles,
     show_cluster: bool,
     coverage: &Coverage,
+    failure_threshold: Level,
 ) -> String {
     match format {
         Format::Text | Format::Log => log(findings, styles, show_cluster),
@@ -87,7 +114,91 @@ pub fn render(
             crate::formats::yaml_write::to_string(&to_value(findings, show_cluster, coverage))
         }
         Format::Sarif => sarif(findings, coverage),
+        Format::Junit => junit(findings, coverage, failure_threshold),
     }
+}
+
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one test suite, one test case per finding (`CODE Kind ns/name`, its class the
+/// resource), a `<failure>` for a finding at or above the failure threshold; what was skipped or
+/// not analysed is a `<skipped>` test case each. No finding at all is one passing test case, so
+/// the report is never empty.
+pub fn junit(findings: &[&Finding], coverage: &Coverage, failure_threshold: Level) -> String {
+    let mut cases = Vec::new();
+    let mut failures = 0;
+    for f in findings {
+        let origin = f.origin().unwrap_or_else(|| "cluster".to_string());
+        let detail = match f.resource.as_ref().and_then(|r| r.reference()) {
+            Some(reference) => format!(
+                "{} [{}] ({origin} {reference}) {}",
+                f.level(),
+                f.code(),
+                f.message
+            ),
+            None => format!("{} [{}] ({origin}) {}", f.level(), f.code(), f.message),
+        };
+        let mut case = format!(
+            "    <testcase classname=\"{}\" name=\"{} {}\"",
+            xml_escape(&origin),
+            f.code(),
+            xml_escape(&origin)
+        );
+        if f.level().reaches(failure_threshold) {
+            failures += 1;
+            case.push_str(&format!(
+                ">\n      <failure type=\"{}\" message=\"{}\">{}\n{}</failure>\n    </testcase>\n",
+                f.code(),
+                xml_escape(&f.message),
+                xml_escape(&detail),
+                f.message_type.documentation_url()
+            ));
+        } else {
+            case.push_str(&format!(
+                ">\n      <system-out>{}</system-out>\n    </testcase>\n",
+                xml_escape(&detail)
+            ));
+        }
+        cases.push(case);
+    }
+    let mut skipped = 0;
+    for v in coverage.values() {
+        skipped += 1;
+        let message = v["message"].as_str().unwrap_or_default();
+        cases.push(format!(
+            "    <testcase classname=\"mesh-doctor\" name=\"{} {}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+            v["code"].as_str().unwrap_or_default(),
+            xml_escape(v["origin"].as_str().unwrap_or_default()),
+            xml_escape(message)
+        ));
+    }
+    if cases.is_empty() {
+        cases.push("    <testcase classname=\"mesh-doctor\" name=\"analyze\"/>\n".to_string());
+    }
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out.push_str(&format!(
+        "<testsuites name=\"mesh-doctor analyze\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n  <testsuite name=\"mesh-doctor analyze\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n",
+        n = cases.len()
+    ));
+    for case in cases {
+        out.push_str(&case);
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
 }
 
 /// istioctl's log lines. The level word is colored (errors bold red, warnings yellow).
@@ -157,8 +268,18 @@ fn sarif_level(level: Level) -> &'static str {
 /// SARIF 2.1.0: one run, one rule per code present, one result per finding with the file and
 /// line when the resource came from a file, and the resource name as a logical location.
 pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
-    let mut rules: Vec<&crate::findings::messages::MessageType> =
-        findings.iter().map(|f| f.message_type).collect();
+    use crate::findings::messages::{MessageType, lookup};
+    let unchanged: Vec<&Finding> = coverage
+        .baseline
+        .map(|b| b.unchanged.iter().collect())
+        .unwrap_or_default();
+    let absent = coverage.baseline.map(|b| b.absent).unwrap_or_default();
+    let mut rules: Vec<&MessageType> = findings
+        .iter()
+        .chain(&unchanged)
+        .map(|f| f.message_type)
+        .chain(absent.iter().filter_map(|e| lookup(&e.code)))
+        .collect();
     rules.sort_by_key(|m| m.code);
     rules.dedup_by_key(|m| m.code);
     let rule_index = |code: &str| rules.iter().position(|m| m.code == code).unwrap_or(0);
@@ -174,33 +295,54 @@ pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
             })
         })
         .collect();
-    let results: Vec<Value> = findings
-        .iter()
-        .map(|f| {
-            let mut result = json!({
-                "ruleId": f.code(),
-                "ruleIndex": rule_index(f.code()),
-                "level": sarif_level(f.level()),
-                "message": {"text": f.message},
-            });
-            if let Some(r) = &f.resource {
-                let mut location = Map::new();
-                if let Some(file) = &r.file {
-                    let mut physical = json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
-                    if let Some(line) = r.line {
-                        physical["region"] = json!({"startLine": line});
-                    }
-                    location.insert("physicalLocation".into(), physical);
+    let result_of = |f: &Finding, state: Option<&str>| -> Value {
+        let mut result = json!({
+            "ruleId": f.code(),
+            "ruleIndex": rule_index(f.code()),
+            "level": sarif_level(f.level()),
+            "message": {"text": f.message},
+        });
+        if let Some(state) = state {
+            result["baselineState"] = state.into();
+        }
+        if let Some(r) = &f.resource {
+            let mut location = Map::new();
+            if let Some(file) = &r.file {
+                let mut physical =
+                    json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
+                if let Some(line) = r.line {
+                    physical["region"] = json!({"startLine": line});
                 }
-                location.insert(
-                    "logicalLocations".into(),
-                    json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
-                );
-                result["locations"] = json!([Value::Object(location)]);
+                location.insert("physicalLocation".into(), physical);
             }
-            result
-        })
+            location.insert(
+                "logicalLocations".into(),
+                json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
+            );
+            result["locations"] = json!([Value::Object(location)]);
+        }
+        result
+    };
+    let with_baseline = coverage.baseline.is_some();
+    let mut results: Vec<Value> = findings
+        .iter()
+        .map(|f| result_of(f, with_baseline.then_some("new")))
         .collect();
+    results.extend(unchanged.iter().map(|f| result_of(f, Some("unchanged"))));
+    results.extend(absent.iter().map(|e| {
+        let mut result = json!({
+            "ruleId": e.code,
+            "ruleIndex": rule_index(&e.code),
+            "level": lookup(&e.code).map_or("warning", |m| sarif_level(m.level)),
+            "message": {"text": e.message},
+            "baselineState": "absent",
+        });
+        if let Some(origin) = &e.origin {
+            result["locations"] =
+                json!([{"logicalLocations": [{"fullyQualifiedName": origin, "kind": "resource"}]}]);
+        }
+        result
+    }));
     // What was skipped or not analysed: tool execution notifications of the invocation, which
     // is not successful when anything was skipped.
     let notifications: Vec<Value> = coverage
@@ -209,7 +351,7 @@ pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
         .map(|v| {
             json!({
                 "level": "warning",
-                "descriptor": {"id": if v["level"] == "Skipped" { "skipped" } else { "not-analysed" }},
+                "descriptor": {"id": if v["code"] == "MD0001" { "skipped" } else { "not-analysed" }},
                 "message": {"text": v["message"]},
             })
         })

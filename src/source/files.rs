@@ -90,8 +90,9 @@ pub fn utf8_text(bytes: Vec<u8>, shown: &str, what: &str) -> Result<String> {
 }
 
 /// The kinds the analyzers read from files, each with the apiVersions it is read in (`"apps/"`
-/// means any version of the group). The one list: a document of any other kind (or version) is
-/// counted as not analysed, said on stderr and in the structured outputs. A new kind is added
+/// means any version of the group). The one list: a document of any other kind (or version) of
+/// an Istio or Gateway API group ([`is_mesh_group`]) is counted as not analysed, said on stderr
+/// and in the structured outputs (MD0002); other kinds are left aside. A new kind is added
 /// here and given its arm in `add_object`.
 pub const ANALYSED_KINDS: &[(&str, &[&str])] = &[
     ("Namespace", &["v1"]),
@@ -185,6 +186,17 @@ pub fn is_analysed(kind: &str, api_version: &str) -> bool {
     })
 }
 
+/// True for an apiVersion of an Istio group (`networking.istio.io`, `security.istio.io`...) or of
+/// the Gateway API: a kind of these groups that no analyzer reads is a gap in the analysis; a
+/// kind of any other group (ServiceAccount, ConfigMap, a cert-manager Certificate) is not.
+pub fn is_mesh_group(api_version: &str) -> bool {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    group == "istio.io"
+        || group.ends_with(".istio.io")
+        || group == "gateway.networking.k8s.io"
+        || group == "gateway.networking.x-k8s.io"
+}
+
 /// What was read, for `-v`, the "no issues" line and the not-analysed count.
 #[derive(Debug, Default)]
 pub struct LoadStats {
@@ -198,6 +210,9 @@ pub struct LoadStats {
     /// Documents of kinds no analyzer reads: kind (with its apiVersion when it is an analysed
     /// kind in another version) -> count.
     pub not_analysed: std::collections::BTreeMap<String, usize>,
+    /// Documents of kinds no mesh analysis concerns (ServiceAccounts, ConfigMaps, Roles...):
+    /// kind -> count. Not a gap in the analysis; only named when nothing else was analysable.
+    pub other_kinds: std::collections::BTreeMap<String, usize>,
 }
 
 impl LoadStats {
@@ -225,6 +240,9 @@ impl LoadStats {
         self.system += other.system;
         for (kind, n) in other.not_analysed {
             *self.not_analysed.entry(kind).or_default() += n;
+        }
+        for (kind, n) in other.other_kinds {
+            *self.other_kinds.entry(kind).or_default() += n;
         }
     }
 }
@@ -475,6 +493,10 @@ fn add_object(
     };
     if ns_of(&value).is_some_and(|ns| SYSTEM_NAMESPACES.contains(&ns.as_str())) {
         stats.system += 1;
+        return Ok(());
+    }
+    if !is_analysed(&kind, &api_version) && !is_mesh_group(&api_version) && !kind.is_empty() {
+        *stats.other_kinds.entry(kind.clone()).or_default() += 1;
         return Ok(());
     }
     if !is_analysed(&kind, &api_version) {

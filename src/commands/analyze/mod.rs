@@ -52,6 +52,12 @@ pub struct Request {
     pub output_threshold: Level,
     /// Exit 0 rather than 69 when something was skipped and nothing reaches the threshold.
     pub allow_incomplete: bool,
+    /// `--baseline`: a baseline file; only findings not in it are printed and fail the run.
+    pub baseline: Option<PathBuf>,
+    /// `--exclude-namespace`: globs of the namespaces whose findings are left out.
+    pub exclude_namespaces: Vec<String>,
+    /// `--write-baseline`: where to record the findings of this run.
+    pub write_baseline: Option<PathBuf>,
 }
 
 /// What was analysed, for the messages that name it.
@@ -85,6 +91,17 @@ fn nothing_to_analyse(paths: &[PathBuf], recursive: bool, stats: &files::LoadSta
         let mut parts = Vec::new();
         if let Some(line) = stats.not_analysed_line() {
             parts.push(line);
+        }
+        if !stats.other_kinds.is_empty() {
+            let kinds: Vec<String> = stats
+                .other_kinds
+                .iter()
+                .map(|(k, n)| format!("{k} ({n})"))
+                .collect();
+            parts.push(format!(
+                "only kinds no mesh analysis concerns: {}",
+                kinds.join(", ")
+            ));
         }
         if stats.system > 0 {
             parts.push(format!(
@@ -199,6 +216,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     if !request.all_namespaces && (use_kube || global.namespace.is_some()) {
         report.keep_namespace(&namespace);
     }
+    report.exclude_namespaces(&request.exclude_namespaces);
     report.suppress(&request.suppressions, &snapshot);
     // What was not read, first (a read RBAC or the server refused), then the checks skipped.
     let mut skipped: Vec<Skipped> = snapshot
@@ -214,6 +232,51 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
         eprintln!("skipped {}: {}", s.check, s.reason);
     }
 
+    let mut unchanged = Vec::new();
+    let mut absent = Vec::new();
+    if let Some(path) = &request.write_baseline {
+        let baseline = crate::findings::baseline::Baseline::of(&report.findings);
+        let mut text = crate::output::json::pretty_json(&baseline);
+        text.push('\n');
+        std::fs::write(path, text).map_err(|e| {
+            Error::Data(format!("cannot write the baseline {}: {e}", path.display()))
+        })?;
+        eprintln!(
+            "wrote {} finding(s) to the baseline {}",
+            baseline.findings.len(),
+            path.display()
+        );
+    }
+    if let Some(path) = &request.baseline {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::Data(format!("cannot read the baseline {}: {e}", path.display()))
+        })?;
+        let baseline = crate::findings::baseline::Baseline::parse(&text)
+            .map_err(|e| Error::Data(format!("{} is not a baseline: {e}", path.display())))?;
+        let comparison = baseline.compare(std::mem::take(&mut report.findings));
+        report.findings = comparison.new;
+        unchanged = comparison.unchanged;
+        absent = comparison.absent;
+        if !unchanged.is_empty() {
+            eprintln!(
+                "{} known finding(s) of the baseline {} remain (not shown)",
+                unchanged.len(),
+                path.display()
+            );
+        }
+        if !absent.is_empty() {
+            eprintln!(
+                "{} entr{} of the baseline {} no longer occur{}:",
+                absent.len(),
+                if absent.len() == 1 { "y" } else { "ies" },
+                path.display(),
+                if absent.len() == 1 { "s" } else { "" }
+            );
+            for e in &absent {
+                eprintln!("  {}", e.describe());
+            }
+        }
+    }
     let visible: Vec<&Finding> = report.visible(request.output_threshold).collect();
     let styles = Styles::new(global.color.enabled(Stream::Stdout));
     let show_cluster = global.context.len() > 1;
@@ -221,6 +284,13 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     let coverage = findings::Coverage {
         skipped: &skipped,
         not_analysed: &not_analysed,
+        baseline: request
+            .baseline
+            .is_some()
+            .then_some(findings::BaselineView {
+                unchanged: &unchanged,
+                absent: &absent,
+            }),
     };
     if !visible.is_empty() || !matches!(request.output, Format::Text | Format::Log) {
         write::stdout(&findings::render(
@@ -229,14 +299,20 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
             &styles,
             show_cluster,
             &coverage,
+            request.failure_threshold,
         ))
         .map_err(Error::Output)?;
     }
     let err = Styles::new(global.color.enabled(Stream::Stderr));
     if visible.is_empty() {
         if coverage.is_complete() {
+            let new = if request.baseline.is_some() {
+                " new"
+            } else {
+                ""
+            };
             eprintln!(
-                "{} No validation issues found when analyzing {what}.",
+                "{} No{new} validation issues found when analyzing {what}.",
                 err.paint(err.ok, "\u{2714}")
             );
         } else {
@@ -258,7 +334,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     }
     // The process ends right after this: skip freeing a large snapshot piece by piece.
     std::mem::forget(snapshot);
-    if report.fails(request.failure_threshold) {
+    if report.fails(request.failure_threshold) && request.write_baseline.is_none() {
         let count = report
             .findings
             .iter()

@@ -166,6 +166,8 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
     let root = root_namespace(snapshot);
     let workloads = workloads_in_mesh(snapshot);
     let empty = Vec::new();
+    // A namespace that objects of the snapshot live in exists, Namespace object or not.
+    let existing = snapshot.existing_namespace_names();
     for ap in &input.config.authorization_policies {
         let ns = ap.namespace();
         let no_workload = |labels: String| {
@@ -213,9 +215,7 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
                 let listed = source.namespaces.iter().enumerate();
                 let negated = source.not_namespaces.iter().enumerate();
                 for (k, exp) in listed.chain(negated) {
-                    let found = snapshot
-                        .all_namespaces()
-                        .any(|n| namespace_matches(n.object.name(), exp));
+                    let found = existing.iter().any(|n| namespace_matches(n, exp));
                     if found {
                         continue;
                     }
