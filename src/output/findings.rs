@@ -239,9 +239,8 @@ pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
     );
     m.insert("level".into(), f.level().as_str().into());
     m.insert("message".into(), f.message.clone().into());
-    if let Some(origin) = f.origin() {
-        m.insert("origin".into(), origin.into());
-    }
+    // As istioctl: every message has an origin, empty for one about no resource (MD0206).
+    m.insert("origin".into(), f.origin().unwrap_or_default().into());
     if let Some(reference) = f.resource.as_ref().and_then(|r| r.reference()) {
         m.insert("reference".into(), reference.into());
     }
