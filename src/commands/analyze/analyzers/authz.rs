@@ -39,7 +39,8 @@ pub fn root_namespace(snapshot: &Snapshot) -> &str {
         .unwrap_or("istio-system")
 }
 
-fn has_proxy(spec: Option<&PodSpec>) -> bool {
+/// True when the pod spec has an `istio-proxy` container (classic or native) with an image.
+pub(super) fn has_proxy(spec: Option<&PodSpec>) -> bool {
     spec.is_some_and(|s| {
         s.containers
             .iter()
@@ -49,7 +50,7 @@ fn has_proxy(spec: Option<&PodSpec>) -> bool {
 }
 
 /// The explicit `sidecar.istio.io/inject` of a pod (label, then annotation): Istio's order.
-fn inject_value(meta: &ObjectMeta) -> Option<bool> {
+pub(super) fn inject_value(meta: &ObjectMeta) -> Option<bool> {
     meta.labels
         .as_ref()
         .and_then(|l| l.get(INJECT_LABEL))

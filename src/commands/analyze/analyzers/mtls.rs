@@ -18,11 +18,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::Input;
-use super::authz::root_namespace;
+use super::authz::{has_proxy, inject_value, root_namespace};
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::Labels;
-use crate::istio::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
+use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
 use crate::istio::mtls::{ServerMode, client_tls, server_mode};
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
@@ -40,15 +40,6 @@ struct Server<'s> {
     labels: &'s Labels,
     spec: Option<&'s PodSpec>,
     dataplane: Dataplane,
-}
-
-fn has_proxy(spec: Option<&PodSpec>) -> bool {
-    spec.is_some_and(|s| {
-        s.containers
-            .iter()
-            .chain(s.init_containers.iter().flatten())
-            .any(|c| c.name == "istio-proxy")
-    })
 }
 
 fn dataplane(
@@ -69,9 +60,8 @@ fn dataplane(
     if !template {
         return Dataplane::None; // a pod that exists has its containers
     }
-    let explicit = get(&meta.labels, INJECT_LABEL).or_else(|| get(&meta.annotations, INJECT_LABEL));
-    if let Some(value) = explicit {
-        return if value == "true" {
+    if let Some(inject) = inject_value(meta) {
+        return if inject {
             Dataplane::Sidecar
         } else {
             Dataplane::None
