@@ -13,19 +13,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::real::{image, real_env};
-use common::{Run, TestEnv};
+use common::real::{image, pod_doc, real_env};
 use serde_json::Value;
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\nstderr:\n{}", run.stdout, run.stderr))
-}
-
-fn pod_doc(env: &TestEnv, ns: &str, pod: &str) -> (Value, Run) {
-    let run = env.mesh_doctor(&["pod", pod, "-n", ns, "-o", "json"]);
-    (json(&run), run)
-}
 
 fn check<'a>(doc: &'a Value, name: &str) -> (&'a str, &'a str) {
     let c = doc["checks"]

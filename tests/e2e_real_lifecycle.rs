@@ -7,19 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::real::{container_status, image, real_env};
-use common::{Run, TestEnv};
-use serde_json::Value;
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\nstderr:\n{}", run.stdout, run.stderr))
-}
-
-fn pod_doc(env: &TestEnv, ns: &str, pod: &str) -> (Value, Run) {
-    let run = env.mesh_doctor(&["pod", pod, "-n", ns, "-o", "json"]);
-    (json(&run), run)
-}
+use common::TestEnv;
+use common::real::{container_status, image, pod_doc, real_env};
 
 /// A Job of the app image that exits after two seconds, with istio-proxy classic or native.
 fn job(ns: &str, name: &str, native: bool) -> String {

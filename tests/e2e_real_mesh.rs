@@ -10,18 +10,13 @@ mod common;
 
 use std::time::Duration;
 
+use common::TestEnv;
 use common::real::{
-    app_deployment, app_pod, condition, container_names, container_status, real_env,
+    app_deployment, app_pod, condition, container_names, container_status, json, pod_doc, real_env,
 };
-use common::{Run, TestEnv};
 use serde_json::Value;
 
 const NEEDS: &str = "needs the real node with Istio: scripts/test-all.sh";
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\nstderr:\n{}", run.stdout, run.stderr))
-}
 
 fn codes(doc: &Value) -> Vec<String> {
     doc["findings"]
@@ -40,11 +35,6 @@ fn check<'a>(doc: &'a Value, name: &str) -> Option<&'a str> {
         .iter()
         .find(|c| c["name"] == name)?["status"]
         .as_str()
-}
-
-fn pod_doc(env: &TestEnv, ns: &str, pod: &str) -> (Value, Run) {
-    let run = env.mesh_doctor(&["pod", pod, "-n", ns, "-o", "json"]);
-    (json(&run), run)
 }
 
 fn injected(env: &TestEnv, prefix: &str) -> String {

@@ -268,3 +268,15 @@ spec:
         image = image("app")
     )
 }
+
+/// The JSON a mesh-doctor run printed; panics with its output when it is not JSON.
+pub fn json(run: &super::Run) -> Value {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\nstderr:\n{}", run.stdout, run.stderr))
+}
+
+/// `pod POD -n NS -o json`: its document and the run.
+pub fn pod_doc(env: &super::TestEnv, ns: &str, pod: &str) -> (Value, super::Run) {
+    let run = env.mesh_doctor(&["pod", pod, "-n", ns, "-o", "json"]);
+    (json(&run), run)
+}
