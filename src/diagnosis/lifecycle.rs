@@ -320,7 +320,7 @@ impl<'a> Builder<'a> {
             None,
         ));
         self.next_steps.push(step(
-            "Let this pod finish now (pilot-agent exits and the pod completes)",
+            "Let this pod finish now (pilot-agent exits and the pod completes; kubectl may say \"command terminated with exit code 137\" when the container stops under the command, which is expected)",
             self.kubectl(&format!(
                 "exec {} -c istio-proxy -- pilot-agent request POST /quitquitquit --debug-port 15020",
                 self.name
