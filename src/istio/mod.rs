@@ -4,6 +4,7 @@ pub mod ambient;
 pub mod annotations;
 pub mod config;
 pub mod constants;
+pub mod dataplane;
 pub mod injection;
 pub mod istiod;
 pub mod mesh_networks;

@@ -33,6 +33,41 @@ pub struct HttpRoute {
     pub rewrite: Option<Value>,
     pub mirror: Option<Destination>,
     pub mirrors: Vec<MirrorPolicy>,
+    pub fault: Option<HttpFault>,
+    /// A duration such as `5s`, empty when absent.
+    pub timeout: String,
+    pub retries: Option<Value>,
+}
+
+/// `fault`: a delay, an abort, or both.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HttpFault {
+    pub delay: Option<FaultDelay>,
+    pub abort: Option<FaultAbort>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FaultDelay {
+    pub fixed_delay: String,
+    pub percentage: Option<Percent>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FaultAbort {
+    pub http_status: i32,
+    pub grpc_status: String,
+    pub http2_error: String,
+    /// `None`: every request (Istio's default when no percentage is given).
+    pub percentage: Option<Percent>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Percent {
+    pub value: f64,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -232,6 +267,15 @@ pub struct Sidecar {
     pub workload_selector: Option<WorkloadSelector>,
     pub egress: Vec<Value>,
     pub ingress: Vec<Value>,
+    pub outbound_traffic_policy: Option<OutboundTrafficPolicy>,
+}
+
+/// `outboundTrafficPolicy` (of a Sidecar, or of the mesh config).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct OutboundTrafficPolicy {
+    /// `ALLOW_ANY` (Istio's default) or `REGISTRY_ONLY`.
+    pub mode: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -21,42 +21,13 @@ use super::gateway::selector_string;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::Labels;
-use crate::istio::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
+use crate::istio::dataplane::{
+    AMBIENT_REDIRECTION, DATAPLANE_MODE, has_proxy, inject_value,
+};
+use crate::istio::dataplane::root_namespace;
+use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{Object, Snapshot};
-
-const AMBIENT_REDIRECTION: &str = "ambient.istio.io/redirection";
-const DATAPLANE_MODE: &str = "istio.io/dataplane-mode";
-const PROXY_CONTAINER: &str = "istio-proxy";
-
-/// The mesh's root namespace (`rootNamespace`, else Istio's default `istio-system`).
-pub fn root_namespace(snapshot: &Snapshot) -> &str {
-    snapshot
-        .mesh_config
-        .as_ref()
-        .and_then(|m| m.get("rootNamespace")?.as_str())
-        .filter(|r| !r.is_empty())
-        .unwrap_or("istio-system")
-}
-
-/// True when the pod spec has an `istio-proxy` container (classic or native) with an image.
-pub(super) fn has_proxy(spec: Option<&PodSpec>) -> bool {
-    spec.is_some_and(|s| {
-        s.containers
-            .iter()
-            .chain(s.init_containers.iter().flatten())
-            .any(|c| c.name == PROXY_CONTAINER && c.image.as_deref().is_some_and(|i| !i.is_empty()))
-    })
-}
-
-/// The explicit `sidecar.istio.io/inject` of a pod (label, then annotation): Istio's order.
-pub(super) fn inject_value(meta: &ObjectMeta) -> Option<bool> {
-    meta.labels
-        .as_ref()
-        .and_then(|l| l.get(INJECT_LABEL))
-        .or_else(|| meta.annotations.as_ref().and_then(|a| a.get(INJECT_LABEL)))
-        .map(|v| v == "true")
-}
 
 /// Istio's `PodInMesh` or `PodInAmbientMode` for an existing pod.
 fn pod_counts(namespaces: &Namespaces, meta: &ObjectMeta, spec: Option<&PodSpec>) -> bool {

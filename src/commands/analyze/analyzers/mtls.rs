@@ -14,25 +14,14 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{PodSpec, Service};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::Input;
-use super::authz::{has_proxy, inject_value, root_namespace};
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::Labels;
-use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
+use crate::istio::dataplane::{Dataplane, dataplane, root_namespace, target_port};
 use crate::istio::mtls::{ServerMode, client_tls, server_mode};
 use crate::kube::snapshot::{Located, Object, Snapshot};
-
-/// How a server pod takes its traffic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dataplane {
-    Sidecar,
-    Ambient,
-    None,
-}
 
 /// One pod, or one workload's pod template, behind a Service.
 struct Server<'s> {
@@ -40,47 +29,6 @@ struct Server<'s> {
     labels: &'s Labels,
     spec: Option<&'s PodSpec>,
     dataplane: Dataplane,
-}
-
-fn dataplane(
-    snapshot: &Snapshot,
-    meta: &ObjectMeta,
-    spec: Option<&PodSpec>,
-    template: bool,
-) -> Dataplane {
-    if has_proxy(spec) {
-        return Dataplane::Sidecar;
-    }
-    let get = |m: &Option<std::collections::BTreeMap<String, String>>, k: &str| {
-        m.as_ref().and_then(|m| m.get(k)).cloned()
-    };
-    if get(&meta.annotations, "ambient.istio.io/redirection").as_deref() == Some("enabled") {
-        return Dataplane::Ambient;
-    }
-    if !template {
-        return Dataplane::None; // a pod that exists has its containers
-    }
-    if let Some(inject) = inject_value(meta) {
-        return if inject {
-            Dataplane::Sidecar
-        } else {
-            Dataplane::None
-        };
-    }
-    let namespace = meta.namespace.as_deref().unwrap_or("");
-    let ns = snapshot
-        .all_namespaces()
-        .find(|n| n.object.name() == namespace);
-    let label = |k: &str| ns.and_then(|n| n.object.label(k));
-    if label(INJECTION_LABEL) == Some("enabled")
-        || label(REVISION_LABEL).is_some_and(|r| !r.is_empty())
-    {
-        Dataplane::Sidecar
-    } else if label("istio.io/dataplane-mode") == Some("ambient") {
-        Dataplane::Ambient
-    } else {
-        Dataplane::None
-    }
 }
 
 /// The pod templates (workloads first: that is what a person changes) and the pods a Service's
@@ -143,24 +91,6 @@ fn servers<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> Vec<Server<'s>
         }
     }
     out
-}
-
-/// The workload port a Service port sends to on one server (`targetPort`, a name resolved
-/// through the containers' ports), or `None` when a name matches no container port.
-fn target_port(
-    port: &k8s_openapi::api::core::v1::ServicePort,
-    spec: Option<&PodSpec>,
-) -> Option<u32> {
-    match &port.target_port {
-        None => u32::try_from(port.port).ok(),
-        Some(IntOrString::Int(n)) => u32::try_from(*n).ok(),
-        Some(IntOrString::String(name)) => spec?
-            .containers
-            .iter()
-            .flat_map(|c| c.ports.iter().flatten())
-            .find(|p| p.name.as_deref() == Some(name.as_str()))
-            .and_then(|p| u32::try_from(p.container_port).ok()),
-    }
 }
 
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
