@@ -2,6 +2,7 @@
 
 pub mod ambient;
 pub mod annotations;
+pub mod authorization;
 pub mod config;
 pub mod constants;
 pub mod dataplane;
@@ -11,5 +12,6 @@ pub mod mesh_networks;
 pub mod mtls;
 pub mod protocol;
 pub mod revisions;
+pub mod routing;
 pub mod sidecar;
 pub mod syncz;
