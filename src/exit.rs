@@ -254,10 +254,40 @@ pub const VERSION: Table = Table {
     ],
 };
 
+pub const PATH: Table = Table {
+    command: "path",
+    docs: &["docs/path.md"],
+    rows: &[
+        Row {
+            code: OK,
+            help: "every hop lets the request through (with --expect blocked: a hop stops it)",
+            doc: "every hop lets the request through (or it leaves the mesh through the PassthroughCluster); with `--expect blocked`, a hop stops it",
+        },
+        Row {
+            code: FINDINGS,
+            help: "a hop stops the request (with --expect blocked: none does)",
+            doc: "a hop stops the request, with every `-o`; with `--expect blocked`, no hop stops it",
+        },
+        USAGE_ROW,
+        Row {
+            code: DATA,
+            help: "the source pod or workload does not exist, or a file cannot be read or parsed",
+            doc: "the source pod or workload does not exist (live: a workload without pods), or an input file cannot be read or parsed, or holds no object",
+        },
+        Row {
+            code: UNAVAILABLE,
+            help: "cluster unreachable, or a hop could not be checked (said, never guessed) and none fails",
+            doc: "the cluster cannot be reached, or a hop could not be checked (an ambient pod, a CUSTOM policy, a ServiceEntry's endpoints, files without the workloads behind a Service, a read denied) and no hop fails",
+        },
+        UNEXPECTED_ROW,
+    ],
+};
+
 /// Every command's table.
 pub const TABLES: &[&Table] = &[
     &ANALYZE,
     &POD,
+    &PATH,
     &PROXY_STATUS,
     &BOOTSTRAP_VALIDATE,
     &BOOTSTRAP_EXPLAIN,

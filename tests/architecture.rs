@@ -28,6 +28,7 @@ const PLACES: &[(&str, &str, u8)] = &[
     ("commands::analyze", "commands::analyze", 11),
     ("commands::bootstrap", "commands::bootstrap", 11),
     ("commands::codes", "commands::codes", 11),
+    ("commands::path", "commands::path", 11),
     ("commands::pod", "commands::pod", 11),
     ("commands::proxy_status", "commands::proxy_status", 11),
     ("commands::version", "commands::version", 11),

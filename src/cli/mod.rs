@@ -7,6 +7,7 @@ pub mod bootstrap;
 pub mod codes;
 pub mod completion;
 pub mod flags;
+pub mod path;
 pub mod pod;
 pub mod proxy_status;
 mod run;
@@ -28,6 +29,9 @@ const AFTER_HELP_TEXT: &str = "\
 Examples:
   # Why is this pod not meshed, crashing, or stuck at 1/2?
   kubectl mesh-doctor pod web-7d4b9 -n shop
+
+  # where requests from a pod (or deploy/NAME) to a Service break, hop by hop
+  kubectl mesh-doctor path web-7d4b9 orders:8080 -n shop
 
   # istioctl-analyze-style findings for rendered manifests in CI (exit 79 on findings)
   kubectl mesh-doctor analyze -f k8s/ -R
@@ -84,6 +88,9 @@ pub enum Command {
     Codes(codes::CodesArgs),
     /// Why is this pod not meshed, crashing, or stuck at 1/2? (probes its sidecar)
     Pod(pod::PodArgs),
+    /// Where a request from SOURCE to TARGET breaks, hop by hop (route, cluster, endpoints,
+    /// mTLS, policy, network)
+    Path(path::PathArgs),
     /// Check an Envoy bootstrap before it is deployed, or explain a live pod's (a wrong one is
     /// a CrashLoop)
     Bootstrap(bootstrap::BootstrapArgs),
@@ -102,6 +109,7 @@ pub enum Request {
     Analyze(commands::analyze::Request),
     Codes(commands::codes::Request),
     Pod(commands::pod::Request),
+    Path(commands::path::Request),
     Bootstrap(commands::bootstrap::Request),
     ProxyStatus(commands::proxy_status::Request),
     Version(commands::version::Request),
@@ -125,6 +133,7 @@ impl Command {
         match self {
             Command::Analyze(a) => Some(&a.kube),
             Command::Pod(a) => Some(&a.kube),
+            Command::Path(a) => Some(&a.kube),
             Command::ProxyStatus(a) => Some(&a.kube),
             Command::Version(a) => Some(&a.kube),
             Command::Bootstrap(b) => match &b.command {
@@ -143,6 +152,7 @@ impl Command {
             Command::Analyze(args) => Request::Analyze(args.into_request()?),
             Command::Codes(args) => Request::Codes(args.into_request()),
             Command::Pod(args) => Request::Pod(args.into_request(global)?),
+            Command::Path(args) => Request::Path(args.into_request(global)?),
             Command::Bootstrap(args) => Request::Bootstrap(args.into_request(global)?),
             Command::ProxyStatus(args) => Request::ProxyStatus(args.into_request(global)?),
             Command::Version(args) => Request::Version(args.into_request()),

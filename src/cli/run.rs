@@ -100,6 +100,7 @@ pub fn main_impl() -> ExitCode {
                     commands::proxy_status::run(&global, request).await
                 }
                 Request::Pod(request) => commands::pod::run(&global, request).await,
+                Request::Path(request) => commands::path::run(&global, request).await,
                 Request::Bootstrap(request) => commands::bootstrap::run(&global, request).await,
                 Request::Version(request) => commands::version::run(&global, request).await,
                 Request::Completion(args) => completion::run(args),

@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod bootstrap;
 pub mod codes;
+pub mod path;
 pub mod pod;
 pub mod proxy_status;
 pub mod version;

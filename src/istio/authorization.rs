@@ -16,7 +16,7 @@
 use std::net::IpAddr;
 
 use super::config::{
-    AuthorizationPolicy, AuthorizationRule, Config, Condition, Labels, Operation, Source, Typed,
+    AuthorizationPolicy, AuthorizationRule, Condition, Config, Labels, Operation, Source, Typed,
 };
 use crate::kube::netpol::cidr_contains;
 
@@ -154,7 +154,9 @@ fn ip_field(values: &[String], not_values: &[String], ip: Option<IpAddr>, what: 
         return Match::Yes;
     }
     let Some(ip) = ip else {
-        return Match::Unknown(format!("{what} needs the client's IP, which is not known here"));
+        return Match::Unknown(format!(
+            "{what} needs the client's IP, which is not known here"
+        ));
     };
     let positive = values.is_empty() || values.iter().any(|c| cidr_contains(c, ip));
     let negative = not_values.iter().any(|c| cidr_contains(c, ip));
@@ -166,13 +168,7 @@ fn source_matches(s: &Source, peer: &Peer) -> Match {
     let sa = peer.service_account();
     field(&s.principals, &s.not_principals, principal)
         .and(|| field(&s.namespaces, &s.not_namespaces, peer.namespace()))
-        .and(|| {
-            field(
-                &s.service_accounts,
-                &s.not_service_accounts,
-                sa.as_deref(),
-            )
-        })
+        .and(|| field(&s.service_accounts, &s.not_service_accounts, sa.as_deref()))
         .and(|| field(&s.trust_domains, &s.not_trust_domains, peer.trust_domain()))
         .and(|| ip_field(&s.ip_blocks, &s.not_ip_blocks, peer.ip, "ipBlocks"))
         .and(|| {
@@ -305,11 +301,10 @@ pub fn applying<'c, 'a>(
         .filter(|p| p.namespace() == namespace || p.namespace() == root_namespace)
         .filter(|p| p.spec.target_ref.is_none() && p.spec.target_refs.is_empty())
         .filter(|p| {
-            p.spec.selector.as_ref().is_none_or(|s| {
-                s.match_labels
-                    .iter()
-                    .all(|(k, v)| labels.get(k) == Some(v))
-            })
+            p.spec
+                .selector
+                .as_ref()
+                .is_none_or(|s| s.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v)))
         })
         .collect()
 }
@@ -394,39 +389,76 @@ mod tests {
 
     #[test]
     fn principals_and_namespaces_need_mtls() {
-        let p = policy(serde_json::json!({"rules": [{"from": [{"source": {"namespaces": ["shop"]}}]}]}));
+        let p = policy(
+            serde_json::json!({"rules": [{"from": [{"source": {"namespaces": ["shop"]}}]}]}),
+        );
         assert_eq!(policy_matches(&p, &mtls_peer(), &get("/", &[])), Match::Yes);
-        assert_eq!(policy_matches(&p, &Peer::default(), &get("/", &[])), Match::No);
-        let not = policy(serde_json::json!({"action": "DENY", "rules": [{"from": [{"source": {"notNamespaces": ["shop"]}}]}]}));
+        assert_eq!(
+            policy_matches(&p, &Peer::default(), &get("/", &[])),
+            Match::No
+        );
+        let not = policy(
+            serde_json::json!({"action": "DENY", "rules": [{"from": [{"source": {"notNamespaces": ["shop"]}}]}]}),
+        );
         // Plaintext has no namespace: a DENY of "not shop" catches it.
-        assert_eq!(policy_matches(&not, &Peer::default(), &get("/", &[])), Match::Yes);
+        assert_eq!(
+            policy_matches(&not, &Peer::default(), &get("/", &[])),
+            Match::Yes
+        );
     }
 
     #[test]
     fn operations_match_methods_paths_and_ports() {
-        let p = policy(serde_json::json!({"rules": [{"to": [{"operation": {"methods": ["GET"], "paths": ["/api/*"], "ports": ["8080"]}}]}]}));
-        assert_eq!(policy_matches(&p, &mtls_peer(), &get("/api/x", &[])), Match::Yes);
-        assert_eq!(policy_matches(&p, &mtls_peer(), &get("/other", &[])), Match::No);
+        let p = policy(
+            serde_json::json!({"rules": [{"to": [{"operation": {"methods": ["GET"], "paths": ["/api/*"], "ports": ["8080"]}}]}]}),
+        );
+        assert_eq!(
+            policy_matches(&p, &mtls_peer(), &get("/api/x", &[])),
+            Match::Yes
+        );
+        assert_eq!(
+            policy_matches(&p, &mtls_peer(), &get("/other", &[])),
+            Match::No
+        );
         // Over TCP an ALLOW rule with HTTP fields matches nothing.
-        let tcp = Call { port: 8080, http: None };
+        let tcp = Call {
+            port: 8080,
+            http: None,
+        };
         assert_eq!(policy_matches(&p, &mtls_peer(), &tcp), Match::No);
     }
 
     #[test]
     fn empty_rules_match_nothing_and_an_empty_rule_everything() {
         let none = policy(serde_json::json!({}));
-        assert_eq!(policy_matches(&none, &mtls_peer(), &get("/", &[])), Match::No);
+        assert_eq!(
+            policy_matches(&none, &mtls_peer(), &get("/", &[])),
+            Match::No
+        );
         let all = policy(serde_json::json!({"rules": [{}]}));
-        assert_eq!(policy_matches(&all, &mtls_peer(), &get("/", &[])), Match::Yes);
+        assert_eq!(
+            policy_matches(&all, &mtls_peer(), &get("/", &[])),
+            Match::Yes
+        );
     }
 
     #[test]
     fn unknown_conditions_are_unknown() {
-        let p = policy(serde_json::json!({"rules": [{"when": [{"key": "experimental.envoy.filters.x", "values": ["1"]}]}]}));
-        assert!(matches!(policy_matches(&p, &mtls_peer(), &get("/", &[])), Match::Unknown(_)));
-        let h = policy(serde_json::json!({"rules": [{"when": [{"key": "request.headers[X-Team]", "values": ["a"]}]}]}));
+        let p = policy(
+            serde_json::json!({"rules": [{"when": [{"key": "experimental.envoy.filters.x", "values": ["1"]}]}]}),
+        );
+        assert!(matches!(
+            policy_matches(&p, &mtls_peer(), &get("/", &[])),
+            Match::Unknown(_)
+        ));
+        let h = policy(
+            serde_json::json!({"rules": [{"when": [{"key": "request.headers[X-Team]", "values": ["a"]}]}]}),
+        );
         let headers = [("x-team".to_string(), "a".to_string())];
-        assert_eq!(policy_matches(&h, &mtls_peer(), &get("/", &headers)), Match::Yes);
+        assert_eq!(
+            policy_matches(&h, &mtls_peer(), &get("/", &headers)),
+            Match::Yes
+        );
         assert_eq!(policy_matches(&h, &mtls_peer(), &get("/", &[])), Match::No);
     }
 }

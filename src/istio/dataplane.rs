@@ -78,9 +78,8 @@ pub fn dataplane(
     if has_proxy(spec) {
         return Dataplane::Sidecar;
     }
-    let get = |m: &Option<BTreeMap<String, String>>, k: &str| {
-        m.as_ref().and_then(|m| m.get(k)).cloned()
-    };
+    let get =
+        |m: &Option<BTreeMap<String, String>>, k: &str| m.as_ref().and_then(|m| m.get(k)).cloned();
     if get(&meta.annotations, AMBIENT_REDIRECTION).as_deref() == Some("enabled") {
         return Dataplane::Ambient;
     }

@@ -106,8 +106,12 @@ pub fn virtual_service<'c, 'a>(
     client_ns: &str,
     fqdn: &str,
 ) -> Option<Chosen<'c, 'a>> {
-    let mut candidates: Vec<(bool, (String, String, String), &'c Typed<'a, VirtualService>, String)> =
-        Vec::new();
+    let mut candidates: Vec<(
+        bool,
+        (String, String, String),
+        &'c Typed<'a, VirtualService>,
+        String,
+    )> = Vec::new();
     for vs in &config.virtual_services {
         let spec = &vs.spec;
         let for_mesh = spec.gateways.is_empty() || spec.gateways.iter().any(|g| g == MESH_GATEWAY);
@@ -305,7 +309,9 @@ pub fn http_route<'v>(
             if route.delegate.is_some() {
                 return HttpChoice::Unknown {
                     index,
-                    reason: format!("{label} delegates to another VirtualService, which mesh-doctor does not follow"),
+                    reason: format!(
+                        "{label} delegates to another VirtualService, which mesh-doctor does not follow"
+                    ),
                 };
             }
             return HttpChoice::Route {
@@ -321,7 +327,9 @@ pub fn http_route<'v>(
                     if route.delegate.is_some() {
                         return HttpChoice::Unknown {
                             index,
-                            reason: format!("{label} delegates to another VirtualService, which mesh-doctor does not follow"),
+                            reason: format!(
+                                "{label} delegates to another VirtualService, which mesh-doctor does not follow"
+                            ),
                         };
                     }
                     return HttpChoice::Route {
@@ -357,8 +365,7 @@ fn l4_fits(m: &L4Match, client: Client<'_>, port: u32) -> bool {
     (m.gateways.is_empty() || m.gateways.iter().any(|g| g == MESH_GATEWAY))
         && (m.port == 0 || m.port == port)
         && (m.source_namespace.is_empty() || m.source_namespace == client.namespace)
-        && m
-            .source_labels
+        && m.source_labels
             .iter()
             .all(|(k, v)| client.labels.get(k) == Some(v))
         && m.sni_hosts.is_empty()
@@ -371,9 +378,10 @@ pub fn tcp_route<'v>(
     client: Client<'_>,
     port: u32,
 ) -> Option<(usize, &'v TcpRoute)> {
-    vs.tcp.iter().enumerate().find(|(_, r)| {
-        r.matches.is_empty() || r.matches.iter().any(|m| l4_fits(m, client, port))
-    })
+    vs.tcp
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.matches.is_empty() || r.matches.iter().any(|m| l4_fits(m, client, port)))
 }
 
 #[cfg(test)]
@@ -470,7 +478,9 @@ mod tests {
 
     #[test]
     fn a_bad_regex_is_unknown_not_a_miss() {
-        let v = vs(serde_json::json!({"hosts": ["s"], "http": [{"match": [{"uri": {"regex": "(["}}]}]}));
+        let v = vs(
+            serde_json::json!({"hosts": ["s"], "http": [{"match": [{"uri": {"regex": "(["}}]}]}),
+        );
         let labels = Labels::new();
         let client = Client {
             namespace: "a",

@@ -167,6 +167,9 @@ pub struct DestinationRule {
 pub struct TrafficPolicy {
     pub tls: Option<ClientTls>,
     pub port_level_settings: Vec<PortTrafficPolicy>,
+    pub load_balancer: Option<Value>,
+    pub outlier_detection: Option<Value>,
+    pub connection_pool: Option<Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -21,10 +21,8 @@ use super::gateway::selector_string;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::Labels;
-use crate::istio::dataplane::{
-    AMBIENT_REDIRECTION, DATAPLANE_MODE, has_proxy, inject_value,
-};
 use crate::istio::dataplane::root_namespace;
+use crate::istio::dataplane::{AMBIENT_REDIRECTION, DATAPLANE_MODE, has_proxy, inject_value};
 use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{Object, Snapshot};
