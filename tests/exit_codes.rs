@@ -85,6 +85,7 @@ fn every_help_ends_with_the_list() {
         (&[], &exit::ANALYZE),
         (&["analyze"], &exit::ANALYZE),
         (&["pod"], &exit::POD),
+        (&["path"], &exit::PATH),
         (&["proxy-status"], &exit::PROXY_STATUS),
         (&["bootstrap", "validate"], &exit::BOOTSTRAP_VALIDATE),
         (&["bootstrap", "explain"], &exit::BOOTSTRAP_EXPLAIN),

@@ -395,7 +395,14 @@ mod tests {
 
     #[test]
     fn one_vocabulary() {
-        const CLUSTER: &[&str] = &["analyze", "pod", "explain", "proxy-status", "version"];
+        const CLUSTER: &[&str] = &[
+            "analyze",
+            "pod",
+            "path",
+            "explain",
+            "proxy-status",
+            "version",
+        ];
         for cmd in all_commands() {
             let name = cmd.get_name().to_string();
             if cmd.has_subcommands() {

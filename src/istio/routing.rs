@@ -100,18 +100,21 @@ pub struct Chosen<'c, 'a> {
     pub shadowed: Vec<&'c Typed<'a, VirtualService>>,
 }
 
+/// (wildcard only, creation order key, the VirtualService, the host of it that matched).
+type Candidate<'c, 'a> = (
+    bool,
+    (String, String, String),
+    &'c Typed<'a, VirtualService>,
+    String,
+);
+
 /// The VirtualService that applies to `fqdn` for a sidecar in `client_ns` (see the module doc).
 pub fn virtual_service<'c, 'a>(
     config: &'c Config<'a>,
     client_ns: &str,
     fqdn: &str,
 ) -> Option<Chosen<'c, 'a>> {
-    let mut candidates: Vec<(
-        bool,
-        (String, String, String),
-        &'c Typed<'a, VirtualService>,
-        String,
-    )> = Vec::new();
+    let mut candidates: Vec<Candidate<'c, 'a>> = Vec::new();
     for vs in &config.virtual_services {
         let spec = &vs.spec;
         let for_mesh = spec.gateways.is_empty() || spec.gateways.iter().any(|g| g == MESH_GATEWAY);

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use k8s_openapi::api::core::v1::{PodSpec, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
-use super::walk::{Hop, Known, Scene, Status, known, not_reached};
+use super::model::{Hop, Known, Scene, Status, known, not_reached};
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
 use crate::istio::config::{ClientTls, DestinationRule, Labels, TrafficPolicy, Typed};
 use crate::istio::dataplane::{Dataplane, dataplane, target_port, trust_domain};

@@ -4,6 +4,7 @@
 //! workload's pod template on files), hands them to the pure [`walk`] and renders.
 
 pub mod hops;
+pub mod model;
 pub mod render;
 pub mod walk;
 
@@ -25,7 +26,7 @@ use crate::request::Global;
 use crate::source::files::{self, FileOptions};
 use crate::source::live::{self, ListError};
 
-use walk::{ClientSide, Question, Status, Target, Walk};
+use model::{ClientSide, Question, Status, Target, Walk};
 
 /// How `path` shows its result.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

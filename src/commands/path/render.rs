@@ -1,7 +1,7 @@
 //! The walk for people: one block per port, one line per hop with its mark, the evidence under
 //! it, and for the hop that breaks what the request gets and what to change.
 
-use super::walk::{Hop, Status, Walk};
+use super::model::{Hop, Status, Walk};
 use crate::output::style::{Styles, Tone};
 
 fn mark(status: Status) -> (&'static str, Option<Tone>) {
