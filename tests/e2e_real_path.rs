@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use common::TestEnv;
@@ -48,6 +49,13 @@ fn request_until(env: &TestEnv, ns: &str, host: &str, path: &str, want: &str) ->
         std::thread::sleep(Duration::from_secs(1));
     }
     last
+}
+
+/// One test of this file stops istiod: the others wait for it.
+static CONTROL_PLANE: Mutex<()> = Mutex::new(());
+
+fn control_plane() -> std::sync::MutexGuard<'static, ()> {
+    CONTROL_PLANE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The outcome of the first port of a walk: (status, hop, summary), and the exit code.
@@ -139,6 +147,7 @@ fn yaml(kind: &str, api: &str, ns: &str, name: &str, spec: &str) -> String {
 #[test]
 #[ignore = "needs the real node with Istio: scripts/test-all.sh"]
 fn real_requests_fail_where_path_says() {
+    let _control_plane = control_plane();
     let env = real_env();
     let ns = env.namespace("real-path", &["istio-injection=enabled"]);
     env.apply(&app_deployment(&ns, "server", 1));
@@ -322,6 +331,7 @@ fn real_requests_fail_where_path_says() {
 #[test]
 #[ignore = "needs the real node with Istio: scripts/test-all.sh"]
 fn real_registry_only_sidecar_is_a_502_at_the_source() {
+    let _control_plane = control_plane();
     let env = real_env();
     let other = env.namespace("real-patho", &["istio-injection=enabled"]);
     let ns = env.namespace("real-paths", &["istio-injection=enabled"]);
@@ -374,4 +384,191 @@ fn real_registry_only_sidecar_is_a_502_at_the_source() {
         run.stdout
     );
     env.delete_namespaces(&[&ns, &other]);
+}
+
+/// Brings istiod and its validation webhooks back as they were, also when the test fails.
+struct ControlPlaneBack<'a>(&'a TestEnv);
+
+const VALIDATORS: &[&str] = &["istio-validator-istio-system", "istiod-default-validator"];
+
+fn failure_policy(env: &TestEnv, policy: &str) {
+    let patch = format!(
+        "[{{\"op\":\"replace\",\"path\":\"/webhooks/0/failurePolicy\",\"value\":\"{policy}\"}}]"
+    );
+    // istiod sets Fail back while it runs or shuts down: patch until both read `policy`.
+    for _ in 0..30 {
+        let mut all = true;
+        for name in VALIDATORS {
+            let patched = env.kubectl_run(
+                &[
+                    "patch",
+                    "validatingwebhookconfiguration",
+                    name,
+                    "--type",
+                    "json",
+                    "-p",
+                    &patch,
+                ],
+                None,
+            );
+            let got = env.kubectl_run(
+                &[
+                    "get",
+                    "validatingwebhookconfiguration",
+                    name,
+                    "-o",
+                    "jsonpath={.webhooks[0].failurePolicy}",
+                ],
+                None,
+            );
+            assert_eq!(patched.code, 0, "{}", patched.stderr);
+            all &= got.stdout.trim() == policy;
+        }
+        if all {
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+impl Drop for ControlPlaneBack<'_> {
+    fn drop(&mut self) {
+        let env = self.0;
+        let _ = env.kubectl_run(
+            &[
+                "-n",
+                "istio-system",
+                "scale",
+                "deploy/istiod",
+                "--replicas=1",
+            ],
+            None,
+        );
+        let _ = env.kubectl_run(
+            &[
+                "-n",
+                "istio-system",
+                "rollout",
+                "status",
+                "deploy/istiod",
+                "--timeout=180s",
+            ],
+            None,
+        );
+        failure_policy(env, "Fail");
+    }
+}
+
+/// A DestinationRule the client's proxy has not received: with istiod stopped (and its
+/// validation webhooks set to Ignore so the API server takes the object), `tls.mode: DISABLE`
+/// against a STRICT server is applied. The configuration walk fails at transport (MD0401), but
+/// the client's Envoy still holds auto mTLS, so the real request still gets the page: `path`
+/// says both, from the proxy's own config_dump. Once istiod is back and pushes, the request gets
+/// the 503 the walk predicted and the proxy hop agrees with the configuration.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_rule_the_proxy_has_not_received_is_caught_live() {
+    let _control_plane = control_plane();
+    let env = real_env();
+    let ns = env.namespace("real-stale", &["istio-injection=enabled"]);
+    env.apply(&app_deployment(&ns, "server", 1));
+    env.apply(&app_deployment(&ns, "client", 1));
+    env.apply(&yaml(
+        "PeerAuthentication",
+        "security.istio.io/v1",
+        &ns,
+        "default",
+        "  mtls: {mode: STRICT}",
+    ));
+    for d in ["deploy/server", "deploy/client"] {
+        env.kubectl(&["-n", &ns, "rollout", "status", d, "--timeout=180s"]);
+    }
+    let answer = request_until(&env, &ns, "server", "/", "mesh-doctor test app");
+    assert!(answer.contains("mesh-doctor test app"), "{answer}");
+
+    let _back = ControlPlaneBack(&env);
+    failure_policy(&env, "Ignore");
+    env.kubectl(&[
+        "-n",
+        "istio-system",
+        "scale",
+        "deploy/istiod",
+        "--replicas=0",
+    ]);
+    env.wait_for("no istiod pod", Duration::from_secs(120), || {
+        let pods = env.kubectl(&[
+            "-n",
+            "istio-system",
+            "get",
+            "pods",
+            "-l",
+            "app=istiod",
+            "-o",
+            "name",
+        ]);
+        pods.trim().is_empty().then_some(())
+    });
+    // Only now: istiod sets the policy back to Fail while it runs. The API server sees the
+    // change a moment later.
+    failure_policy(&env, "Ignore");
+    std::thread::sleep(Duration::from_secs(3));
+    env.apply(&yaml(
+        "DestinationRule",
+        "networking.istio.io/v1",
+        &ns,
+        "server",
+        "  host: server\n  trafficPolicy: {tls: {mode: DISABLE}}",
+    ));
+    // Reality: the proxy still has auto mTLS, the request still works.
+    std::thread::sleep(Duration::from_secs(3));
+    let answer = request(&env, &ns, "server", "/");
+    assert!(
+        answer.contains("mesh-doctor test app"),
+        "still served: {answer}"
+    );
+    let run = env.mesh_doctor(&["path", "deploy/client", "server", "-n", &ns, "-o", "json"]);
+    let doc = json(&run);
+    let hops = doc["ports"][0]["branches"][0]["hops"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let hop = |name: &str| {
+        hops.iter()
+            .find(|h| h["hop"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(hop("transport")["status"], "fail", "{doc:#}");
+    assert_eq!(hop("proxy")["status"], "warn", "{doc:#}");
+    assert!(
+        hop("proxy")["summary"]
+            .as_str()
+            .unwrap()
+            .contains("still sends auto mTLS to outbound|80||server."),
+        "{doc:#}"
+    );
+    assert_eq!(run.code, 79, "the configuration fails: {}", run.stdout);
+
+    // istiod back: the push arrives, the request gets the 503, the proxy agrees.
+    drop(_back);
+    let answer = request_until(&env, &ns, "server", "/", "503");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    let run = env.mesh_doctor(&["path", "deploy/client", "server", "-n", &ns, "-o", "json"]);
+    let doc = json(&run);
+    let proxy = doc["ports"][0]["branches"][0]["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["hop"] == "proxy")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(proxy["status"], "pass", "{doc:#}");
+    assert!(
+        proxy["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with("TLS plaintext"),
+        "{doc:#}"
+    );
+    env.delete_namespaces(&[&ns]);
 }

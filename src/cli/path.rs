@@ -26,8 +26,10 @@ The hops, in the order the request meets them (the walk stops at the first that 
                identity, method and path (403 RBAC: access denied)
   network      NetworkPolicies: the client's egress and the server's ingress at the port
 
-Live, the cluster is read (every namespace, and the target's EndpointSlices); mesh-doctor
-never sends traffic and never execs into a pod. With -f the files alone are walked: the
+Live, the cluster is read (every namespace, and the target's EndpointSlices), and the client's
+Envoy through a port-forward to its admin port (the proxy hop: the cluster, its endpoints'
+health and ejections, its counters and TLS, against the configuration; --no-probe skips it).
+mesh-doctor never sends traffic and never execs into a pod. With -f the files alone are walked: the
 workloads in them stand for the endpoints, and a workload's pod template for the client.
 
 Examples:
@@ -111,6 +113,10 @@ pub struct PathArgs {
     /// Output format
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
     pub output: OutputFormat,
+
+    /// Do not read the client's Envoy (no port-forward): walk the configuration only
+    #[arg(long)]
+    pub no_probe: bool,
 
     /// What the walk must find, for CI: exit 79 when it disagrees
     #[arg(long, value_enum, value_name = "OUTCOME")]
@@ -231,6 +237,7 @@ impl PathArgs {
                 OutputFormat::Json => PathFormat::Json,
                 OutputFormat::Yaml => PathFormat::Yaml,
             },
+            probe: !self.no_probe,
             expect: self.expect.map(|e| match e {
                 ExpectArg::Reachable => Expect::Reachable,
                 ExpectArg::Blocked => Expect::Blocked,

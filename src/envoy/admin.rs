@@ -487,6 +487,8 @@ pub struct HostStats {
     pub rq_error: u64,
     /// `eds_health_status`, e.g. HEALTHY.
     pub health: Option<String>,
+    /// `failed_outlier_check`: ejected by outlier detection.
+    pub ejected: bool,
 }
 
 /// One cluster of `/clusters?format=json`.
@@ -550,6 +552,10 @@ pub fn parse_clusters(body: &str) -> Result<Vec<ClusterStatus>, ParseError> {
                             .pointer("/health_status/eds_health_status")
                             .and_then(Value::as_str)
                             .map(str::to_string),
+                        ejected: h
+                            .pointer("/health_status/failed_outlier_check")
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false),
                         ..HostStats::default()
                     };
                     for stat in h

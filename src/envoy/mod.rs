@@ -5,3 +5,4 @@ pub mod admin;
 pub mod bootstrap;
 pub mod facts;
 pub mod logs;
+pub mod upstream_tls;

@@ -74,6 +74,23 @@ impl<T: Transport> AdminClient<T> {
         )?)
     }
 
+    /// The TLS of the dynamic clusters whose names match `name_regex` (Envoy's filter).
+    pub async fn cluster_tls(
+        &self,
+        name_regex: &str,
+    ) -> Result<
+        std::collections::BTreeMap<String, crate::envoy::upstream_tls::UpstreamTls>,
+        FetchError,
+    > {
+        let path = format!(
+            "/config_dump?resource=dynamic_active_clusters&name_regex={}",
+            url_encode(name_regex)
+        );
+        Ok(crate::envoy::upstream_tls::parse_cluster_tls(
+            &self.get_ok(&path).await?,
+        )?)
+    }
+
     pub async fn certs(&self) -> Result<Vec<CertInfo>, FetchError> {
         Ok(parse_certs(&self.get_ok("/certs").await?)?)
     }

@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::{PodSpec, Service};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 
 use super::model::{Hop, Known, Scene, Status, known, not_reached};
+use crate::envoy::upstream_tls::UpstreamTls;
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
 use crate::istio::config::{ClientTls, DestinationRule, Labels, TrafficPolicy, Typed};
 use crate::istio::dataplane::{Dataplane, dataplane, target_port, trust_domain};
@@ -206,14 +207,19 @@ fn tls_of(policy: Option<&TrafficPolicy>, port: u32) -> Option<(&ClientTls, bool
         })
 }
 
-/// The hops from the cluster on, for one destination `host:port` (with `subset`).
+/// What the client's Envoy should hold for a destination: its cluster's name and the TLS the
+/// configuration makes it send (for the live comparison, [`super::proxy`]).
+pub type Expected = Option<(String, UpstreamTls)>;
+
+/// The hops from the cluster on, for one destination `host:port` (with `subset`), and what the
+/// client's Envoy should hold for it.
 pub fn destination(
     scene: &Scene<'_, '_>,
     host: &str,
     port: u32,
     subset: &str,
     http: bool,
-) -> Vec<Hop> {
+) -> (Vec<Hop>, Expected) {
     let q = scene.question;
     let mut hops = Vec::new();
     let sidecar = q.client.dataplane == Dataplane::Sidecar;
@@ -244,7 +250,7 @@ pub fn destination(
                 ),
             );
             later(&mut hops, 1);
-            return hops;
+            return (hops, None);
         }
         Known::Unknown => {
             hops.push(
@@ -253,7 +259,7 @@ pub fn destination(
                     .fix(format!("correct the destination host {host} in the VirtualService, or add the Service")),
             );
             later(&mut hops, 1);
-            return hops;
+            return (hops, None);
         }
     };
     let declared = svc
@@ -269,7 +275,7 @@ pub fn destination(
                 .fix("send to one of the Service's ports (destination.port in the VirtualService)"),
         );
         later(&mut hops, 1);
-        return hops;
+        return (hops, None);
     }
     let rule: Option<&Typed<'_, DestinationRule>> = if sidecar {
         destination_rule(scene.config, scene.root, q.client.namespace, host)
@@ -296,7 +302,7 @@ pub fn destination(
                         .fix(format!("add subset {subset} to the DestinationRule for {host}, or route to a subset it has")),
                 );
                 later(&mut hops, 1);
-                return hops;
+                return (hops, None);
             }
         }
     };
@@ -335,6 +341,32 @@ pub fn destination(
         subset_spec.and_then(|s| s.traffic_policy.as_ref()),
     ));
     hops.push(cluster);
+    let client_tls = if sidecar {
+        tls_of(subset_spec.and_then(|s| s.traffic_policy.as_ref()), port)
+            .map(|(t, _)| (t.mode.clone(), format!("subset {subset}")))
+            .or_else(|| {
+                let r = rule?;
+                tls_of(r.spec.traffic_policy.as_ref(), port).map(|(t, lvl)| {
+                    (
+                        t.mode.clone(),
+                        format!(
+                            "DestinationRule {}/{}{}",
+                            r.namespace(),
+                            r.name(),
+                            if lvl { " portLevelSettings" } else { "" }
+                        ),
+                    )
+                })
+            })
+    } else {
+        None
+    };
+    let expected: Expected = sidecar.then(|| {
+        (
+            format!("outbound|{port}|{subset}|{host}"),
+            UpstreamTls::of_mode(client_tls.as_ref().map(|(m, _)| m.as_str())),
+        )
+    });
 
     // Endpoints.
     let (all, not_ready) = servers(scene, svc, port);
@@ -388,7 +420,7 @@ pub fn destination(
         }
         hops.push(hop);
         later(&mut hops, 2);
-        return hops;
+        return (hops, expected);
     }
     let names: Vec<String> = serving.iter().take(5).map(|s| s.what.clone()).collect();
     let more = if serving.len() > 5 {
@@ -412,26 +444,6 @@ pub fn destination(
     ));
 
     // Transport.
-    let client_tls = if sidecar {
-        tls_of(subset_spec.and_then(|s| s.traffic_policy.as_ref()), port)
-            .map(|(t, _)| (t.mode.clone(), format!("subset {subset}")))
-            .or_else(|| {
-                let r = rule?;
-                tls_of(r.spec.traffic_policy.as_ref(), port).map(|(t, lvl)| {
-                    (
-                        t.mode.clone(),
-                        format!(
-                            "DestinationRule {}/{}{}",
-                            r.namespace(),
-                            r.name(),
-                            if lvl { " portLevelSettings" } else { "" }
-                        ),
-                    )
-                })
-            })
-    } else {
-        None
-    };
     let mut mtls_to_all = true;
     let mut transport = None;
     for s in &serving {
@@ -531,7 +543,7 @@ pub fn destination(
     hops.push(transport);
     if failed {
         later(&mut hops, 3);
-        return hops;
+        return (hops, expected);
     }
 
     // Destination: the server's sidecar and its AuthorizationPolicies.
@@ -673,12 +685,12 @@ pub fn destination(
     hops.push(dest);
     if failed {
         later(&mut hops, 4);
-        return hops;
+        return (hops, expected);
     }
 
     // Network.
     hops.push(network(scene, &serving, port));
-    hops
+    (hops, expected)
 }
 
 fn namespace_labels(scene: &Scene<'_, '_>, ns: &str) -> Labels {

@@ -5,6 +5,7 @@
 
 pub mod hops;
 pub mod model;
+pub mod proxy;
 pub mod render;
 pub mod walk;
 
@@ -24,7 +25,7 @@ use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
 use crate::source::files::{self, FileOptions};
-use crate::source::live::{self, ListError};
+use crate::source::live::{self, Cluster, ListError};
 
 use model::{ClientSide, Question, Status, Target, Walk};
 
@@ -65,6 +66,8 @@ pub struct Request {
     pub max_input_size: u64,
     pub output: PathFormat,
     pub expect: Option<Expect>,
+    /// Live: read the client's Envoy (port-forward to its admin port).
+    pub probe: bool,
 }
 
 /// The target as a Service or a host: a Service of the snapshot by `name` (in the client's
@@ -132,6 +135,7 @@ fn client<'s>(
                 .and_then(|s| s.pod_ip.as_deref())
                 .and_then(|ip| ip.parse().ok()),
             proxy_ready: if live { proxy_ready } else { None },
+            pod: live.then(|| p.object.name().to_string()),
         }
     };
     match source {
@@ -199,6 +203,7 @@ fn client<'s>(
                 dataplane: dataplane(snapshot, &with_ns, spec, true),
                 ip: None,
                 proxy_ready: None,
+                pod: None,
             })
         }
     }
@@ -206,8 +211,12 @@ fn client<'s>(
 
 /// The live snapshot: every namespace (Istio's config crosses them), and the EndpointSlices of
 /// the target Service.
-async fn live_snapshot(global: &Global, target: &str) -> Result<(Snapshot, String)> {
-    let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
+async fn live_snapshot(
+    cluster: &Cluster,
+    global: &Global,
+    target: &str,
+) -> Result<(Snapshot, String)> {
+    let cluster = cluster;
     let namespace = live::scope_namespace(global, Some(&cluster));
     tracing::info!(cluster = %cluster.name, %namespace, "reading the cluster for the walk");
     let mut snapshot = live::snapshot(&cluster, None, false).await?;
@@ -241,8 +250,13 @@ async fn live_snapshot(global: &Global, target: &str) -> Result<(Snapshot, Strin
 /// Walks the request and returns the walk (for callers that want the data).
 pub async fn examine(global: &Global, request: &Request) -> Result<Walk> {
     let live = request.inputs.is_empty();
-    let (snapshot, namespace) = if live {
-        live_snapshot(global, &request.target).await?
+    let cluster = if live {
+        Some(live::connect(global, global.context.first().map(String::as_str)).await?)
+    } else {
+        None
+    };
+    let (snapshot, namespace) = if let Some(cluster) = &cluster {
+        live_snapshot(cluster, global, &request.target).await?
     } else {
         let namespace = live::scope_namespace(global, None);
         let options = FileOptions {
@@ -271,6 +285,8 @@ pub async fn examine(global: &Global, request: &Request) -> Result<Walk> {
     if http.authority.is_empty() {
         http.authority = request.target.clone();
     }
+    let pod = client.pod.clone();
+    let sidecar = client.dataplane == crate::istio::dataplane::Dataplane::Sidecar;
     let question = Question {
         client,
         target,
@@ -278,7 +294,20 @@ pub async fn examine(global: &Global, request: &Request) -> Result<Walk> {
         request: http,
         live,
     };
-    Ok(walk::walk(&snapshot, &question))
+    let mut walk = walk::walk(&snapshot, &question);
+    // Live, with a sidecar: what its Envoy holds for the walk's destinations.
+    if let (Some(cluster), Some(pod), true, true) = (&cluster, pod, sidecar, request.probe) {
+        let wanted = proxy::wanted(&walk);
+        if let Some(pod) = snapshot
+            .all_pods()
+            .find(|p| p.object.name() == pod && p.object.namespace() == Some(namespace.as_str()))
+            && !wanted.is_empty()
+        {
+            let view = proxy::read(cluster, &pod.object, &wanted).await;
+            proxy::compare(&mut walk, &view);
+        }
+    }
+    Ok(walk)
 }
 
 pub async fn run(global: &Global, request: Request) -> Result<u8> {

@@ -91,6 +91,9 @@ pub struct Branch {
     /// The route's weight for it (100 for a single destination).
     pub weight: i32,
     pub hops: Vec<Hop>,
+    /// What the client's Envoy should hold (its cluster and TLS), for the live comparison.
+    #[serde(skip)]
+    pub expected: Option<(String, crate::envoy::upstream_tls::UpstreamTls)>,
 }
 
 /// The walk of one target port.
@@ -157,6 +160,8 @@ pub struct ClientSide<'s> {
     pub ip: Option<IpAddr>,
     /// The istio-proxy container's readiness (`None` for a pod template).
     pub proxy_ready: Option<bool>,
+    /// The pod's name, live (its Envoy is read).
+    pub pod: Option<String>,
 }
 
 /// What the request is sent to.

@@ -218,7 +218,7 @@ fn walk_port(
         }
     }
     for (host, dest_port, subset, weight) in destinations {
-        let hops = hops::destination(scene, &host, dest_port, &subset, http);
+        let (hops, expected) = hops::destination(scene, &host, dest_port, &subset, http);
         let label = if subset.is_empty() {
             format!("{host}:{dest_port}")
         } else {
@@ -228,9 +228,15 @@ fn walk_port(
             destination: label,
             weight,
             hops,
+            expected,
         });
     }
     finish(walk)
+}
+
+/// The outcome of a port's hops (after the live `proxy` hops are added).
+pub fn outcome_of(walk: &PortWalk) -> Outcome {
+    finish(walk.clone()).outcome
 }
 
 /// The outcome from the hops: the first failing one (with its share of the requests), else the
