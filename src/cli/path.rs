@@ -114,8 +114,12 @@ pub struct PathArgs {
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
     pub output: OutputFormat,
 
+    /// Read the client's Envoy live, the proxy hop (the default)
+    #[arg(long, overrides_with = "no_probe")]
+    pub probe: bool,
+
     /// Do not read the client's Envoy (no port-forward): walk the configuration only
-    #[arg(long)]
+    #[arg(long, overrides_with = "probe")]
     pub no_probe: bool,
 
     /// What the walk must find, for CI: exit 79 when it disagrees

@@ -216,10 +216,9 @@ async fn live_snapshot(
     global: &Global,
     target: &str,
 ) -> Result<(Snapshot, String)> {
-    let cluster = cluster;
-    let namespace = live::scope_namespace(global, Some(&cluster));
+    let namespace = live::scope_namespace(global, Some(cluster));
     tracing::info!(cluster = %cluster.name, %namespace, "reading the cluster for the walk");
-    let mut snapshot = live::snapshot(&cluster, None, false).await?;
+    let mut snapshot = live::snapshot(cluster, None, false).await?;
     if let Target::Service {
         namespace: ns,
         name,
