@@ -5,6 +5,7 @@
 
 pub mod hops;
 pub mod model;
+pub mod network;
 pub mod proxy;
 pub mod render;
 pub mod walk;
