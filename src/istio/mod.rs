@@ -12,3 +12,4 @@ pub mod protocol;
 pub mod revisions;
 pub mod sidecar;
 pub mod syncz;
+pub mod waypoint;
