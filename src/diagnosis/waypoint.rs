@@ -272,6 +272,19 @@ impl<'a> Builder<'a> {
                             ],
                         ));
                         gaps.push(format!("AuthorizationPolicy {name}: {gap}"));
+                        // istiod says the same on the policy when it converts it for ztunnel.
+                        if let Some(c) = crate::istio::config::gateway_api::conditions(&p.status)
+                            .into_iter()
+                            .find(|c| c.type_ == "ZtunnelAccepted")
+                        {
+                            self.evidence.push(evidence(
+                                format!("AuthorizationPolicy {name} status"),
+                                format!(
+                                    "ZtunnelAccepted {} ({}): {}",
+                                    c.status, c.reason, c.message
+                                ),
+                            ));
+                        }
                     }
                 }
                 if gaps.is_empty() {
@@ -311,5 +324,221 @@ impl<'a> Builder<'a> {
             );
         }
         found_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{from_json, good_context, namespace};
+    use super::*;
+    use serde_json::json;
+
+    fn ready(name: &str, labels: serde_json::Value, ns: &str) -> Pod {
+        from_json(json!({
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+        }))
+    }
+
+    /// A captured pod `app` (label app=web) in namespace amb, which names waypoint `waypoint`.
+    fn captured() -> (Pod, PodContext) {
+        let pod: Pod = from_json(json!({
+            "metadata": {"name": "app", "namespace": "amb", "labels": {"app": "web"},
+                "annotations": {"ambient.istio.io/redirection": "enabled"}},
+            "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "app"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+        }));
+        let ctx = PodContext {
+            namespace: Lookup::Found(namespace(
+                "amb",
+                json!({"istio.io/dataplane-mode": "ambient", "istio.io/use-waypoint": "waypoint"}),
+            )),
+            ztunnel_pods: Lookup::Found(vec![ready("ztunnel-a", json!({}), "istio-system")]),
+            cni_pods: Lookup::Found(vec![ready("istio-cni-node-a", json!({}), "istio-system")]),
+            ..good_context()
+        };
+        (pod, ctx)
+    }
+
+    fn config(
+        kind: &str,
+        name: &str,
+        spec: serde_json::Value,
+        status: serde_json::Value,
+    ) -> ConfigObject {
+        ConfigObject {
+            api_version: if kind == "Gateway" {
+                "gateway.networking.k8s.io/v1"
+            } else {
+                "security.istio.io/v1"
+            }
+            .into(),
+            kind: kind.into(),
+            metadata: from_json(json!({"name": name, "namespace": "amb"})),
+            spec,
+            status,
+        }
+    }
+
+    fn waypoint_gateway() -> ConfigObject {
+        config(
+            "Gateway",
+            "waypoint",
+            json!({"gatewayClassName": "istio-waypoint"}),
+            json!({"conditions": [{"type": "Programmed", "status": "True", "reason": "Programmed"}]}),
+        )
+    }
+
+    #[test]
+    fn a_captured_pod_whose_waypoint_is_missing_or_has_no_ready_pod() {
+        let (pod, ctx) = captured();
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::WaypointUnavailable, "{d:#?}");
+        assert_eq!(d.findings[0].code(), "MD0113");
+        assert_eq!(
+            d.findings[0].message,
+            "Pod amb/app uses waypoint amb/waypoint (namespace label istio.io/use-waypoint=waypoint), but no Gateway amb/waypoint exists (create it with: istioctl waypoint apply -n amb --name waypoint): traffic to it does not go through a waypoint, so no L7 policy, routing or telemetry of the waypoint applies to it."
+        );
+        assert!(!d.incomplete());
+        // The Gateway exists and is Programmed, its pod is not ready (as on the real node).
+        let mut not_ready = ready(
+            "waypoint-1",
+            json!({"gateway.networking.k8s.io/gateway-name": "waypoint"}),
+            "amb",
+        );
+        not_ready
+            .status
+            .as_mut()
+            .unwrap()
+            .conditions
+            .as_mut()
+            .unwrap()[0]
+            .status = "False".into();
+        let ctx2 = PodContext {
+            ambient: AmbientContext {
+                gateways: Lookup::Found(vec![waypoint_gateway()]),
+                gateway_pods: Lookup::Found(vec![not_ready]),
+                ..good_context().ambient
+            },
+            ..ctx
+        };
+        let d = diagnose(&pod, &ctx2, None);
+        assert_eq!(d.verdict.kind, VerdictKind::WaypointUnavailable);
+        assert!(
+            d.verdict
+                .summary
+                .contains("Gateway amb/waypoint has 1 pod(s), none ready"),
+            "{}",
+            d.verdict.summary
+        );
+    }
+
+    #[test]
+    fn a_usable_waypoint_is_a_pass_and_unreadable_gateways_are_unknown() {
+        let (pod, ctx) = captured();
+        let ctx = PodContext {
+            ambient: AmbientContext {
+                gateways: Lookup::Found(vec![waypoint_gateway()]),
+                gateway_pods: Lookup::Found(vec![ready(
+                    "waypoint-1",
+                    json!({"gateway.networking.k8s.io/gateway-name": "waypoint"}),
+                    "amb",
+                )]),
+                ..good_context().ambient
+            },
+            ..ctx
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::AmbientCaptured, "{d:#?}");
+        assert!(d.findings.is_empty());
+        let c = d.checks.iter().find(|c| c.name == WAYPOINT_CHECK).unwrap();
+        assert_eq!(c.status, CheckStatus::Pass);
+        let (pod, ctx) = captured();
+        let ctx = PodContext {
+            ambient: AmbientContext {
+                gateways: Lookup::Unknown("forbidden".into()),
+                ..good_context().ambient
+            },
+            ..ctx
+        };
+        let d = diagnose(&pod, &ctx, None);
+        // Never "captured and fine" about a waypoint not seen: the check is unknown, exit 69.
+        assert_eq!(
+            d.checks
+                .iter()
+                .find(|c| c.name == WAYPOINT_CHECK)
+                .unwrap()
+                .status,
+            CheckStatus::Unknown
+        );
+        assert!(d.incomplete());
+        assert!(
+            d.not_read
+                .iter()
+                .any(|n| n.what.starts_with("gateways.gateway.networking.k8s.io"))
+        );
+    }
+
+    #[test]
+    fn l7_policies_on_a_captured_pod_and_policies_for_a_service_without_waypoint() {
+        let (pod, mut ctx) = captured();
+        ctx.namespace = Lookup::Found(namespace(
+            "amb",
+            json!({"istio.io/dataplane-mode": "ambient"}),
+        ));
+        let service: Service = from_json(json!({"metadata": {"name": "web", "namespace": "amb"},
+            "spec": {"selector": {"app": "web"}}}));
+        let status = json!({"conditions": [{"type": "ZtunnelAccepted", "status": "True", "reason": "UnsupportedValue",
+            "message": "ztunnel does not support HTTP attributes (found: methods)."}]});
+        ctx.ambient = AmbientContext {
+            services: Lookup::Found(vec![service]),
+            authorization_policies: Lookup::Found(vec![
+                config(
+                    "AuthorizationPolicy",
+                    "get-only",
+                    json!({"selector": {"matchLabels": {"app": "web"}},
+                    "rules": [{"to": [{"operation": {"methods": ["GET"]}}]}]}),
+                    status,
+                ),
+                config(
+                    "AuthorizationPolicy",
+                    "l4",
+                    json!({"rules": [{"from": [{"source": {"namespaces": ["a"]}}]}]}),
+                    json!(null),
+                ),
+                config(
+                    "AuthorizationPolicy",
+                    "svc",
+                    json!({"targetRefs": [{"kind": "Service", "group": "", "name": "web"}],
+                    "rules": [{"to": [{"operation": {"methods": ["GET"]}}]}]}),
+                    json!(null),
+                ),
+            ]),
+            ..good_context().ambient
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::AmbientPolicyGap, "{d:#?}");
+        let codes: Vec<&str> = d.findings.iter().map(|f| f.code()).collect();
+        assert_eq!(codes, ["MD0403", "MD0404"]);
+        assert!(d.findings[0].message.starts_with("AuthorizationPolicy amb/get-only applies to ambient workload(s) amb/app, where ztunnel enforces it at L4: ztunnel does not see HTTP attributes (found: methods)"), "{}", d.findings[0].message);
+        assert!(
+            d.findings[1]
+                .message
+                .contains("targets Service amb/web, which names no waypoint")
+        );
+        assert!(d.evidence.iter().any(|e| {
+            e.source == "AuthorizationPolicy amb/get-only status"
+                && e.text
+                    .starts_with("ZtunnelAccepted True (UnsupportedValue)")
+        }));
+        assert_eq!(
+            d.checks
+                .iter()
+                .find(|c| c.name == WAYPOINT_CHECK)
+                .unwrap()
+                .status,
+            CheckStatus::Skipped
+        );
     }
 }

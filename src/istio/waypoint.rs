@@ -117,6 +117,16 @@ pub fn problem(waypoint: &WaypointRef, observed: &Observed) -> Option<String> {
     }
     let pods = observed.pods_ready.as_ref()?;
     let conditions = gateway_api::conditions(status);
+    if let Some(c) = conditions
+        .iter()
+        .find(|c| c.type_ == "Accepted" && c.status == "False")
+    {
+        return Some(format!(
+            "Gateway {full} is not Accepted ({}: {})",
+            c.reason,
+            c.message.trim()
+        ));
+    }
     match conditions.iter().find(|c| c.type_ == "Programmed") {
         Some(c) if c.status == "True" => {}
         Some(c) => {
@@ -322,6 +332,18 @@ mod tests {
         assert_eq!(
             problem(&wp(), &not_programmed).unwrap(),
             "Gateway amb/waypoint is not Programmed (Invalid: no addresses)"
+        );
+        // As istiod wrote it on the real node for a parametersRef to a missing ConfigMap.
+        let refused = json!({"conditions": [
+            {"type": "Accepted", "status": "False", "reason": "InvalidParameters", "message": "parametersRef ConfigMap wp1/no-such-params does not exist"},
+            {"type": "Programmed", "status": "False", "reason": "AddressNotUsable", "message": "Failed to assign to any requested addresses"}]});
+        let not_accepted = Observed {
+            gateway: Some((&gw, &refused)),
+            pods_ready: Some(vec![]),
+        };
+        assert_eq!(
+            problem(&wp(), &not_accepted).unwrap(),
+            "Gateway amb/waypoint is not Accepted (InvalidParameters: parametersRef ConfigMap wp1/no-such-params does not exist)"
         );
         let other = KubernetesGateway {
             gateway_class_name: "istio".into(),
