@@ -267,7 +267,7 @@ impl<'a> Builder<'a> {
                             Some(self.pod_ref()),
                             &[
                                 name.clone().into(),
-                                self.full_name().into(),
+                                format!("Pod {}", self.full_name()).into(),
                                 gap.clone().into(),
                             ],
                         ));
@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(d.verdict.kind, VerdictKind::AmbientPolicyGap, "{d:#?}");
         let codes: Vec<&str> = d.findings.iter().map(|f| f.code()).collect();
         assert_eq!(codes, ["MD0403", "MD0404"]);
-        assert!(d.findings[0].message.starts_with("AuthorizationPolicy amb/get-only applies to ambient workload(s) amb/app, where ztunnel enforces it at L4: ztunnel does not see HTTP attributes (found: methods)"), "{}", d.findings[0].message);
+        assert!(d.findings[0].message.starts_with("AuthorizationPolicy amb/get-only applies to ambient workload(s) Pod amb/app, where ztunnel enforces it at L4: ztunnel does not see HTTP attributes (found: methods)"), "{}", d.findings[0].message);
         assert!(
             d.findings[1]
                 .message
