@@ -1,6 +1,7 @@
 //! `analyze` on ambient-mode manifests (issue 25), as a user runs it on files: waypoints named
 //! by a Namespace, a Service and a pod (MD0113, MD0114), AuthorizationPolicies ztunnel does not
-//! enforce as written (MD0403) or that only a missing waypoint would enforce (MD0404), and
+//! enforce as written (MD0403) or that only a missing waypoint would enforce (MD0404), a pod
+//! whose own label names a waypoint for Services only (MD0113), and
 //! their negative twins (an L4 policy, a Service-targeted policy with a waypoint).
 
 const WAYPOINTS: &str = "tests/fixtures/ambient/waypoints.yaml";
@@ -16,6 +17,9 @@ fn ambient_findings_on_files_with_their_lines() {
     assert_eq!(
         lines,
         [
+            format!(
+                "Warning [MD0113] (Pod amb/direct {WAYPOINTS}:144) Pod amb/direct uses waypoint amb/waypoint (pod label istio.io/use-waypoint=waypoint), but Gateway amb/waypoint takes service traffic (istio.io/waypoint-for: service), not a workload's own traffic (set istio.io/waypoint-for: workload or all on the Gateway): traffic to it does not go through a waypoint, so no L7 policy, routing or telemetry of the waypoint applies to it."
+            ),
             format!(
                 "Warning [MD0113] (Service amb/api {WAYPOINTS}:60) Service amb/api uses waypoint amb/api-waypoint (service label istio.io/use-waypoint=api-waypoint), but no Gateway amb/api-waypoint exists (create it with: istioctl waypoint apply -n amb --name api-waypoint): traffic to it does not go through a waypoint, so no L7 policy, routing or telemetry of the waypoint applies to it."
             ),
@@ -55,7 +59,11 @@ fn the_ambient_analyzer_can_be_chosen_and_listed() {
     assert_eq!(code, 79);
     let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
     let codes: Vec<&str> = items.iter().filter_map(|i| i["code"].as_str()).collect();
-    assert_eq!(codes, ["MD0113", "MD0403", "MD0404", "MD0114"], "{stdout}");
+    assert_eq!(
+        codes,
+        ["MD0113", "MD0113", "MD0403", "MD0404", "MD0114"],
+        "{stdout}"
+    );
     let (list, _, code) = run(&["analyze", "--list-analyzers"]);
     assert_eq!(code, 0);
     assert!(

@@ -158,6 +158,17 @@ fn real_waypoints_and_l7_policies() {
         ],
     );
     env.apply(&app_pod(&ns, "app", "app: app"));
+    // The namespace's waypoint takes Service traffic (istio.io/waypoint-for: service, the
+    // default): the pod uses it through this Service.
+    env.apply(&format!(
+        "apiVersion: v1
+kind: Service
+metadata: {{name: app, namespace: {ns}}}
+spec:
+  selector: {{app: app}}
+  ports: [{{name: http, port: 80, targetPort: 8080}}]
+"
+    ));
     env.wait_ready("istio-system", "ztunnel-standin");
     env.wait_ready("istio-system", "cni-standin");
     env.wait_ready(&ns, "app");

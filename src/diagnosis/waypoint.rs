@@ -28,6 +28,14 @@ fn pod_ready(pod: &Pod) -> bool {
         .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
+/// The Gateway of a waypoint, when the Gateways were read and it is there.
+fn gateway_of<'c>(ctx: &'c AmbientContext, w: &WaypointRef) -> Option<&'c ConfigObject> {
+    ctx.gateways.found()?.iter().find(|g| {
+        g.metadata.namespace.as_deref() == Some(w.namespace.as_str())
+            && g.metadata.name.as_deref() == Some(w.name.as_str())
+    })
+}
+
 /// Why the waypoint carries no traffic, from what the context read; `Err` when the Gateways or
 /// their pods could not be read.
 fn judge(ctx: &AmbientContext, w: &WaypointRef) -> std::result::Result<Option<String>, String> {
@@ -100,13 +108,28 @@ impl<'a> Builder<'a> {
         let services = self.selecting_services();
         // Every waypoint asked for: the pod's (own label, else the namespace's), each Service's.
         let mut uses: Vec<(String, WaypointRef)> = Vec::new();
+        // A waypoint's `istio.io/waypoint-for` says which traffic it takes: a namespace label
+        // binds the pod's own traffic only to a waypoint for workloads; a pod's own label to one
+        // that is not is a mistake (said as the waypoint's problem).
+        let mut mismatch: Vec<(String, String)> = Vec::new();
         if let Use::Waypoint(w) = waypoint::waypoint_use(
             self.pod.metadata.labels.as_ref(),
             "pod",
             ns_labels,
             &self.namespace,
         ) {
-            uses.push((format!("Pod {}", self.full_name()), w));
+            let who = format!("Pod {}", self.full_name());
+            let wrong = gateway_of(ctx, &w).and_then(|g| {
+                waypoint::traffic_mismatch(waypoint::traffic_for(g.metadata.labels.as_ref()), false)
+            });
+            match wrong {
+                None => uses.push((who, w)),
+                Some(why) if w.by.starts_with("pod label") => {
+                    mismatch.push((who.clone(), why));
+                    uses.push((who, w));
+                }
+                Some(_) => {} // the namespace's waypoint is for its Services
+            }
         }
         let mut service_waypoint: Vec<(&Service, Option<WaypointRef>)> = Vec::new();
         for s in &services {
@@ -120,12 +143,30 @@ impl<'a> Builder<'a> {
                 _ => None,
             };
             if let Some(w) = &w {
-                uses.push((
-                    format!("Service {}/{}", self.namespace, s.name()),
-                    w.clone(),
-                ));
+                let who = format!("Service {}/{}", self.namespace, s.name());
+                if let Some(why) = gateway_of(ctx, w).and_then(|g| {
+                    waypoint::traffic_mismatch(
+                        waypoint::traffic_for(g.metadata.labels.as_ref()),
+                        true,
+                    )
+                }) {
+                    mismatch.push((who.clone(), why));
+                }
+                uses.push((who, w.clone()));
             }
             service_waypoint.push((s, w));
+        }
+        // The namespace's waypoint named for the pod and for a Service of it: said once, for
+        // the Service (a missing Gateway cannot tell which traffic it would take).
+        if let Some((who, w)) = uses.first()
+            && who.starts_with("Pod ")
+            && w.by.starts_with("namespace label")
+            && uses
+                .iter()
+                .skip(1)
+                .any(|(_, sw)| sw.full_name() == w.full_name())
+        {
+            uses.remove(0);
         }
         let mut found_any = false;
         let mut unusable: Vec<String> = Vec::new();
@@ -147,7 +188,15 @@ impl<'a> Builder<'a> {
         } else {
             let mut passed = Vec::new();
             for (who, w) in &uses {
-                match judge(ctx, w) {
+                let wrong = mismatch
+                    .iter()
+                    .find(|(m, _)| m == who)
+                    .map(|(_, why)| format!("Gateway {} {why}", w.full_name()));
+                let judged = match wrong {
+                    Some(why) => Ok(Some(why)),
+                    None => judge(ctx, w),
+                };
+                match judged {
                     Err(reason) => self.checks.push(check(
                         WAYPOINT_CHECK,
                         CheckStatus::Unknown,
@@ -381,13 +430,62 @@ mod tests {
         }
     }
 
+    /// A Programmed waypoint Gateway for all traffic.
     fn waypoint_gateway() -> ConfigObject {
-        config(
+        let mut g = config(
             "Gateway",
             "waypoint",
             json!({"gatewayClassName": "istio-waypoint"}),
             json!({"conditions": [{"type": "Programmed", "status": "True", "reason": "Programmed"}]}),
-        )
+        );
+        g.metadata.labels = Some([("istio.io/waypoint-for".to_string(), "all".to_string())].into());
+        g
+    }
+
+    #[test]
+    fn which_traffic_the_waypoint_takes() {
+        // The namespace names a waypoint for Services only (Istio's default): the pod's own
+        // traffic does not use it, and no Service selects the pod: no waypoint to judge.
+        let (pod, ctx) = captured();
+        let mut gw = waypoint_gateway();
+        gw.metadata.labels = None;
+        let ready_pod = ready(
+            "waypoint-1",
+            json!({"gateway.networking.k8s.io/gateway-name": "waypoint"}),
+            "amb",
+        );
+        let ctx = PodContext {
+            ambient: AmbientContext {
+                gateways: Lookup::Found(vec![gw]),
+                gateway_pods: Lookup::Found(vec![ready_pod]),
+                ..good_context().ambient
+            },
+            ..ctx
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::AmbientCaptured, "{d:#?}");
+        assert_eq!(
+            d.checks
+                .iter()
+                .find(|c| c.name == WAYPOINT_CHECK)
+                .unwrap()
+                .status,
+            CheckStatus::Skipped
+        );
+        // The pod's own label names it: a mistake.
+        let mut pod = pod;
+        pod.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("istio.io/use-waypoint".into(), "waypoint".into());
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::WaypointUnavailable, "{d:#?}");
+        assert!(
+            d.findings[0].message.contains("but Gateway amb/waypoint takes service traffic (istio.io/waypoint-for: service), not a workload's own traffic"),
+            "{}",
+            d.findings[0].message
+        );
     }
 
     #[test]

@@ -92,6 +92,39 @@ pub fn waypoint_use(
         .unwrap_or(Use::Unset)
 }
 
+/// The label on a waypoint Gateway that says which traffic it takes.
+pub const WAYPOINT_FOR_LABEL: &str = "istio.io/waypoint-for";
+
+/// Which traffic a waypoint takes, from its Gateway's labels: `service` (the default),
+/// `workload`, `all` or `none`.
+pub fn traffic_for(labels: Option<&BTreeMap<String, String>>) -> &str {
+    labels
+        .and_then(|l| l.get(WAYPOINT_FOR_LABEL))
+        .map_or("service", String::as_str)
+}
+
+/// Why a waypoint that takes `traffic` does not take the traffic of a Service
+/// (`for_service`) or of a workload, or `None` when it does.
+pub fn traffic_mismatch(traffic: &str, for_service: bool) -> Option<String> {
+    let takes = match traffic {
+        "all" => true,
+        "service" => for_service,
+        "workload" => !for_service,
+        _ => false,
+    };
+    if takes {
+        return None;
+    }
+    let (what, fix) = if for_service {
+        ("a Service's traffic", "service or all")
+    } else {
+        ("a workload's own traffic", "workload or all")
+    };
+    Some(format!(
+        "takes {traffic} traffic ({WAYPOINT_FOR_LABEL}: {traffic}), not {what} (set {WAYPOINT_FOR_LABEL}: {fix} on the Gateway)"
+    ))
+}
+
 /// What is known of a waypoint: its Gateway (with its status), and its pods when they were read.
 pub struct Observed<'a> {
     /// The Gateway API Gateway of that name, if any.
@@ -364,6 +397,18 @@ mod tests {
             pods_ready: None,
         };
         assert_eq!(problem(&wp(), &files), None);
+    }
+
+    #[test]
+    fn which_traffic_a_waypoint_takes() {
+        assert_eq!(traffic_for(None), "service");
+        assert_eq!(traffic_mismatch("service", true), None);
+        assert_eq!(traffic_mismatch("all", false), None);
+        assert_eq!(
+            traffic_mismatch("service", false).unwrap(),
+            "takes service traffic (istio.io/waypoint-for: service), not a workload's own traffic (set istio.io/waypoint-for: workload or all on the Gateway)"
+        );
+        assert!(traffic_mismatch("none", true).is_some());
     }
 
     fn policy(v: Value) -> AuthorizationPolicy {

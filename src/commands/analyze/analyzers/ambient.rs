@@ -101,12 +101,23 @@ struct Reads {
     pods: bool,
 }
 
-fn judge(input: &Input, w: &WaypointRef, live: bool) -> Option<String> {
+/// Why the waypoint carries no traffic of a Service (`for_service: Some(true)`), of a
+/// workload (`Some(false)`) or of a namespace's Services and workloads (`None`).
+fn judge(input: &Input, w: &WaypointRef, live: bool, for_service: Option<bool>) -> Option<String> {
     let gateway = input
         .config
         .k8s_gateways
         .iter()
         .find(|g| g.namespace() == w.namespace && g.name() == w.name);
+    if let (Some(g), Some(service)) = (gateway, for_service)
+        && g.spec.gateway_class_name == waypoint::WAYPOINT_CLASS
+        && let Some(why) = waypoint::traffic_mismatch(
+            waypoint::traffic_for(g.resource.object.metadata.labels.as_ref()),
+            service,
+        )
+    {
+        return Some(format!("Gateway {} {why}", w.full_name()));
+    }
     let pods_ready = live.then(|| {
         input
             .snapshot
@@ -171,7 +182,8 @@ fn waypoint_users(
                       ambient: bool,
                       why_not: &str,
                       w: WaypointRef,
-                      live: bool| {
+                      live: bool,
+                      for_service: Option<bool>| {
         if !ambient {
             out.push(Finding::new(
                 messages::MD0114,
@@ -187,7 +199,7 @@ fn waypoint_users(
         if !reads.gateways {
             return;
         }
-        if let Some(problem) = judge(input, &w, live && reads.pods) {
+        if let Some(problem) = judge(input, &w, live && reads.pods, for_service) {
             out.push(Finding::new(
                 messages::MD0113,
                 Some(resource),
@@ -214,6 +226,7 @@ fn waypoint_users(
             "no workload of the namespace is in ambient mode (istio.io/dataplane-mode=ambient)",
             w,
             n.origin.file.is_none(),
+            None,
         );
     }
     for s in snapshot.services.iter() {
@@ -241,6 +254,7 @@ fn waypoint_users(
             "neither its namespace nor the pods it selects are in ambient mode",
             w,
             s.origin.file.is_none(),
+            Some(true),
         );
     }
     for p in snapshot.pods.iter() {
@@ -273,6 +287,7 @@ fn waypoint_users(
             why,
             w,
             p.origin.file.is_none(),
+            Some(false),
         );
     }
 }
@@ -329,7 +344,12 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
                     target_ns,
                 ) {
                     Use::Waypoint(w) => {
-                        match judge(input, &w, service.origin.file.is_none() && reads.pods) {
+                        match judge(
+                            input,
+                            &w,
+                            service.origin.file.is_none() && reads.pods,
+                            Some(true),
+                        ) {
                             Some(problem) => {
                                 format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)
                             }
