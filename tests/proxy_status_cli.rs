@@ -231,3 +231,72 @@ fn help_documents_columns_and_exit_codes() {
     let run = mesh_doctor(&["ps", "--help"]);
     assert_eq!(run.code, 0);
 }
+
+#[test]
+fn waypoints_and_ztunnel_are_rows_with_their_type() {
+    // waypoint.json: istiod's syncz captured on the real node with a waypoint connected (its
+    // upstream Envoy rejects the waypoint listeners); pods-ambient.json: that waypoint's two
+    // pods as the API server listed them, and a ztunnel pod written by hand (no ztunnel runs).
+    let syncz = fixture("waypoint.json");
+    let pods = fixture("pods-ambient.json");
+    let run = mesh_doctor(&[
+        "proxy-status",
+        "--syncz-file",
+        &syncz,
+        "--istiod-name",
+        "istiod-8c4b4dfd7-pqc65",
+        "--pods-file",
+        &pods,
+        "-o",
+        "wide",
+    ]);
+    assert_eq!(run.code, 79, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let connected = row(&lines, "waypoint-765d597cdd-vzndn.wp1");
+    assert!(connected.contains(" waypoint "), "{connected}");
+    assert!(connected.contains("2 (CDS,LDS)"), "{connected}");
+    assert!(
+        connected.contains(
+            "ERROR           LDS rejected: Error adding/updating listener(s) connect_terminate"
+        ),
+        "{connected}"
+    );
+    let crashing = row(&lines, "waypoint-57dccf54b6-rvw8w.wp1");
+    assert!(
+        crashing.contains(" waypoint ") && crashing.contains("NOT CONNECTED"),
+        "{crashing}"
+    );
+    let ztunnel = row(&lines, "ztunnel-x7k2p.istio-system");
+    assert!(
+        ztunnel.contains(" ztunnel ") && ztunnel.contains("NOT CONNECTED"),
+        "{ztunnel}"
+    );
+    assert!(
+        ztunnel.contains("istio-proxy CrashLoopBackOff (5 restarts, last exit code 1 (Error))"),
+        "{ztunnel}"
+    );
+    let json = mesh_doctor(&[
+        "proxy-status",
+        "--syncz-file",
+        &syncz,
+        "--istiod-name",
+        "istiod-8c4b4dfd7-pqc65",
+        "--pods-file",
+        &pods,
+        "-o",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    let types: Vec<&str> = v["proxies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["proxyType"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(
+        types,
+        ["waypoint", "waypoint", "ztunnel"],
+        "{}",
+        json.stdout
+    );
+}

@@ -332,11 +332,12 @@ impl<'a> Builder<'a> {
             Agent::Ready(p) => pod_name(p),
             _ => String::new(),
         };
+        self.ambient_waypoints_and_policies();
         self.set_verdict(
             VerdictKind::AmbientCaptured,
             "captured by ambient",
             format!(
-                "The {asked_by} asks for ambient mode, Istio's CNI agent redirected the pod's traffic ({REDIRECTION_ANNOTATION}: enabled) and ztunnel {ztunnel_name} on {node} is ready: ztunnel carries the pod's traffic. What ztunnel does with it (the pod's certificate, its policies, waypoints) is not checked here."
+                "The {asked_by} asks for ambient mode, Istio's CNI agent redirected the pod's traffic ({REDIRECTION_ANNOTATION}: enabled) and ztunnel {ztunnel_name} on {node} is ready: ztunnel carries the pod's traffic. The waypoints it uses and the AuthorizationPolicies that select it are checked below; its certificate (what ztunnel holds for it) is not checked here."
             ),
         );
         let ztunnel_short = ztunnel_name.replacen('/', ".", 1);

@@ -11,6 +11,7 @@ mod not_meshed;
 mod proxy;
 #[cfg(test)]
 mod real_node_tests;
+mod waypoint;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -27,7 +28,7 @@ use crate::envoy::logs::{Family, LogMatch, Signature};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{
     IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108,
-    MD0109, MD0110, MD0111, MD0112,
+    MD0109, MD0110, MD0111, MD0112, MD0113, MD0403, MD0404,
 };
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE, XDS_PORT};
 use crate::istio::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};
@@ -79,6 +80,8 @@ pub struct PodContext {
     pub ztunnel_pods: Lookup<Vec<Pod>>,
     /// The pods of Istio's CNI node agent (label k8s-app=istio-cni-node, every namespace).
     pub cni_pods: Lookup<Vec<Pod>>,
+    /// For an ambient pod: its waypoints and the policies ztunnel enforces for it.
+    pub ambient: AmbientContext,
     /// The time certificates and the age of a proxy are judged at.
     pub now: Option<jiff::Timestamp>,
 }
@@ -99,7 +102,40 @@ impl Default for PodContext {
             mesh_config: unknown(),
             ztunnel_pods: unknown(),
             cni_pods: unknown(),
+            ambient: AmbientContext::default(),
             now: None,
+        }
+    }
+}
+
+/// What an ambient pod's waypoints and policies are judged from. Lists that could not be
+/// read are `Unknown`.
+#[derive(Debug)]
+pub struct AmbientContext {
+    /// The Services of the pod's namespace (those that select it may name a waypoint).
+    pub services: Lookup<Vec<k8s_openapi::api::core::v1::Service>>,
+    /// The Gateway API Gateways of every namespace, with their status (`Found(empty)` when the
+    /// cluster does not serve the kind: no waypoint can exist).
+    pub gateways: Lookup<Vec<crate::kube::snapshot::ConfigObject>>,
+    /// The pods labelled `gateway.networking.k8s.io/gateway-name` (a Gateway's proxies).
+    pub gateway_pods: Lookup<Vec<Pod>>,
+    /// The AuthorizationPolicies of the pod's namespace and of the root namespace.
+    pub authorization_policies: Lookup<Vec<crate::kube::snapshot::ConfigObject>>,
+    /// The mesh's root namespace: its AuthorizationPolicies without selector apply mesh-wide.
+    pub root_namespace: String,
+}
+
+impl Default for AmbientContext {
+    fn default() -> Self {
+        fn unknown<T>() -> Lookup<T> {
+            Lookup::Unknown("not read".to_string())
+        }
+        AmbientContext {
+            services: unknown(),
+            gateways: unknown(),
+            gateway_pods: unknown(),
+            authorization_policies: unknown(),
+            root_namespace: ISTIO_NAMESPACE.to_string(),
         }
     }
 }
@@ -144,6 +180,10 @@ pub enum VerdictKind {
     AmbientNotCaptured,
     /// Ambient asked for, and the pod has a sidecar too.
     AmbientWithSidecar,
+    /// Captured by ambient, but a waypoint it uses carries no traffic.
+    WaypointUnavailable,
+    /// Captured by ambient, but an AuthorizationPolicy for it is not enforced as written.
+    AmbientPolicyGap,
     Healthy,
 }
 
@@ -270,6 +310,24 @@ impl Diagnosis {
     }
 }
 
+/// True for a pod without sidecar that asks for ambient mode and is not ending: its
+/// diagnosis reads [`PodContext::ambient`] too.
+pub fn is_ambient_pod(pod: &Pod, context: &PodContext) -> bool {
+    let ns_labels = context
+        .namespace
+        .found()
+        .and_then(|n| n.metadata.labels.as_ref());
+    pod.spec
+        .as_ref()
+        .and_then(sidecar::proxy_container)
+        .is_none()
+        && matches!(
+            crate::istio::ambient::request(ns_labels, pod.metadata.labels.as_ref()),
+            crate::istio::ambient::Request::Asked(_)
+        )
+        && !crate::kube::lifecycle::is_ending(pod)
+}
+
 /// Builds the diagnosis.
 pub fn diagnose(pod: &Pod, context: &PodContext, probe: Option<&ProbeResult>) -> Diagnosis {
     let mut d = Builder::new(pod, context, probe);
@@ -379,17 +437,7 @@ impl<'a> Builder<'a> {
             title: "healthy".to_string(),
             summary: "Nothing wrong was found.".to_string(),
         });
-        let ambient_pod = self
-            .pod
-            .spec
-            .as_ref()
-            .and_then(sidecar::proxy_container)
-            .is_none()
-            && matches!(
-                self.ambient_request(),
-                crate::istio::ambient::Request::Asked(_)
-            )
-            && !crate::kube::lifecycle::is_ending(self.pod);
+        let ambient_pod = is_ambient_pod(self.pod, self.ctx);
         let not_read = not_read(self.ctx, &self.namespace, ambient_pod);
         if !not_read.is_empty() {
             let what: Vec<&str> = not_read.iter().map(|n| n.what.as_str()).collect();
@@ -467,6 +515,22 @@ fn not_read(ctx: &PodContext, namespace: &str, ambient: bool) -> Vec<NotRead> {
         add(
             "istio-cni-node pods (k8s-app=istio-cni-node)".to_string(),
             reason(&ctx.cni_pods),
+        );
+        add(
+            format!("services in {namespace}"),
+            reason(&ctx.ambient.services),
+        );
+        add(
+            "gateways.gateway.networking.k8s.io (waypoints)".to_string(),
+            reason(&ctx.ambient.gateways),
+        );
+        add(
+            "waypoint pods (gateway.networking.k8s.io/gateway-name)".to_string(),
+            reason(&ctx.ambient.gateway_pods),
+        );
+        add(
+            "authorizationpolicies.security.istio.io".to_string(),
+            reason(&ctx.ambient.authorization_policies),
         );
     }
     out
@@ -680,6 +744,13 @@ pub(crate) mod tests {
             mesh_config: Lookup::Missing,
             ztunnel_pods: Lookup::Found(Vec::new()),
             cni_pods: Lookup::Found(Vec::new()),
+            ambient: AmbientContext {
+                services: Lookup::Found(Vec::new()),
+                gateways: Lookup::Found(Vec::new()),
+                gateway_pods: Lookup::Found(Vec::new()),
+                authorization_policies: Lookup::Found(Vec::new()),
+                root_namespace: ISTIO_NAMESPACE.to_string(),
+            },
             now: Some(captured_at()),
         }
     }

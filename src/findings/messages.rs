@@ -406,6 +406,12 @@ messages! {
     MD0112 = "MD0112", "AmbientPodWithSidecar", Warning,
         "Pod %s has an istio-proxy sidecar and is also asked into ambient mode by the %s: ztunnel does not capture a pod with a sidecar, its sidecar carries its traffic.",
         "A pod asked into ambient mode also has a sidecar; Istio's CNI agent skips such pods, so the ambient label has no effect on it.";
+    MD0113 = "MD0113", "WaypointUnavailable", Warning,
+        "%s uses waypoint %s (%s), but %s: traffic to it does not go through a waypoint, so no L7 policy, routing or telemetry of the waypoint applies to it.",
+        "An object names a waypoint (istio.io/use-waypoint) that does not exist, is not a waypoint, is not Programmed or has no ready pod.";
+    MD0114 = "MD0114", "WaypointOutsideAmbient", Info,
+        "%s has the label %s, but %s: the label has no effect.",
+        "An object names a waypoint, but its workloads are not in ambient mode (sidecars and pods outside the mesh never use waypoints).";
     MD0201 = "MD0201", "ControlPlaneNotHighlyAvailable", Warning,
         "istiod revision %q %s, and the injection webhook configuration(s) %v call it with failurePolicy Fail: %s, no pod can be created in %s. %s",
         "An injection webhook with failurePolicy Fail depends on an istiod with fewer than 2 replicas or no PodDisruptionBudget.";
@@ -466,6 +472,12 @@ messages! {
     MD0402 = "MD0402", "IstioMutualToPlaintextServer", Error,
         "DestinationRule %s sets tls.mode ISTIO_MUTUAL for %s port %d%s, but %s: nothing there terminates Istio's mTLS, so every request from a sidecar that uses this rule fails (503, Envoy response flag UF, or a connection reset). Remove the rule's tls setting (auto-mTLS sends plaintext where there is no sidecar) or give the pods a sidecar.",
         "A DestinationRule sends Istio's mTLS to pods without a sidecar, or to a port whose PeerAuthentication is DISABLE.";
+    MD0403 = "MD0403", "AmbientPolicyNotEnforcedAsWritten", Warning,
+        "AuthorizationPolicy %s applies to ambient workload(s) %s, where ztunnel enforces it at L4: %s. Enforce HTTP rules at a waypoint: give the workloads one (istio.io/use-waypoint) and attach the policy to it with targetRefs (kind Service or Gateway) instead of a selector.",
+        "An AuthorizationPolicy that selects ambient workloads uses HTTP attributes, or the CUSTOM or AUDIT action, that ztunnel does not enforce.";
+    MD0404 = "MD0404", "TargetedPolicyWithoutWaypoint", Warning,
+        "AuthorizationPolicy %s targets %s, which %s: only a waypoint enforces a policy attached to a Service, so nothing enforces this one.",
+        "An AuthorizationPolicy with targetRefs to a Service in ambient mode whose traffic goes through no usable waypoint.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

@@ -15,3 +15,4 @@ pub mod revisions;
 pub mod routing;
 pub mod sidecar;
 pub mod syncz;
+pub mod waypoint;

@@ -4,15 +4,18 @@
 //! runtime checks; a read that fails is recorded as unknown, never fatal.
 
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Api;
 
-use crate::diagnosis::{Lookup, PodContext};
+use crate::diagnosis::{AmbientContext, Lookup, PodContext};
 use crate::error::{Error, Result};
 use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
+use crate::istio::config::GATEWAY_API_GROUP;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
+use crate::istio::waypoint::GATEWAY_NAME_LABEL;
+use crate::kube::snapshot::ConfigObject;
 use crate::kube::snapshot::Located;
 use crate::source::live::{Cluster, ListError};
 
@@ -76,7 +79,64 @@ pub async fn context(cluster: &Cluster, namespace: &str) -> PodContext {
         mesh_config: lookup(mesh),
         ztunnel_pods: lookup_list(ztunnels),
         cni_pods: lookup_list(cnis),
+        ambient: AmbientContext::default(),
         now: Some(jiff::Timestamp::now()),
+    }
+}
+
+/// Reads what an ambient pod's waypoints and policies are judged from: the Services of its
+/// namespace, the Gateway API Gateways and AuthorizationPolicies (through the same discovery
+/// and lists as `analyze`: a kind the cluster does not serve has no object), and the pods of
+/// Gateways.
+pub async fn ambient_context(cluster: &Cluster, namespace: &str) -> AmbientContext {
+    let c = cluster;
+    let gateway_pods = kube::api::ListParams::default().labels(GATEWAY_NAME_LABEL);
+    let (services, read, pods) = tokio::join!(
+        c.list::<Service>(Some(namespace)),
+        crate::source::live_config::list(c, false),
+        c.list_selected(Api::<Pod>::all(c.client.clone()), &gateway_pods),
+    );
+    let broken = read
+        .unreachable
+        .clone()
+        .or_else(|| read.failed.clone())
+        .or_else(|| {
+            read.late
+                .map(|l| format!("the command's deadline passed while reading {l}"))
+        });
+    let of_kind = |group: &str, kind: &str, list: &str| -> Lookup<Vec<ConfigObject>> {
+        if let Some(reason) = &broken {
+            return Lookup::Unknown(reason.clone());
+        }
+        if let Some(reason) = read.unavailable.get(list) {
+            return Lookup::Unknown(format!("cannot list {list}: {reason}"));
+        }
+        Lookup::Found(
+            read.objects
+                .iter()
+                .filter(|o| {
+                    o.object.kind == kind
+                        && crate::istio::config::gateway_api::group_of(&o.object.api_version)
+                            == group
+                })
+                .map(|o| o.object.clone())
+                .collect(),
+        )
+    };
+    AmbientContext {
+        services: lookup_list(services),
+        gateways: of_kind(
+            GATEWAY_API_GROUP,
+            "Gateway",
+            "gateways.gateway.networking.k8s.io",
+        ),
+        gateway_pods: lookup_list(pods),
+        authorization_policies: of_kind(
+            "security.istio.io",
+            "AuthorizationPolicy",
+            "authorizationpolicies",
+        ),
+        root_namespace: ISTIO_NAMESPACE.to_string(),
     }
 }
 

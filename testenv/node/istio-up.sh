@@ -35,8 +35,23 @@ ISTIO_INSTALL_ARGS=(
   --set values.pilot.env.PILOT_ENABLE_METADATA_EXCHANGE=false
   --set values.pilot.env.PILOT_ENABLE_ALPN_FILTER=false
   --set values.telemetry.enabled=false
+  # ambient's control-plane half: istiod's waypoint controller (GatewayClass istio-waypoint,
+  # a Deployment of proxyv2 per waypoint Gateway). No ztunnel or CNI agent runs (README,
+  # "Ambient"); sidecars behave as in the minimal profile.
+  --set values.pilot.env.PILOT_ENABLE_AMBIENT=true
 )
 start=$SECONDS
+# The Gateway API standard CRDs (as istiod-up.sh applies them), before istiod starts: its
+# gateway controller, waypoints included, watches them only when they exist at its start.
+GATEWAY_API_SRC="$(testenv_modcache_dir sigs.k8s.io/gateway-api "$GATEWAY_API_VERSION")"
+[[ -d "$GATEWAY_API_SRC/config/crd/standard" ]] \
+  || testenv_die "no Gateway API CRDs in $GATEWAY_API_SRC: run testenv/build.sh --istio"
+for f in "$GATEWAY_API_SRC"/config/crd/standard/gateway.networking.k8s.io_{gatewayclasses,gateways,httproutes,grpcroutes,referencegrants}.yaml; do
+  [[ -f "$f" ]] || testenv_die "Gateway API CRD not found: $f"
+  kc apply --server-side --force-conflicts -f "$f" >/dev/null
+done
+kc wait --for condition=Established --timeout 60s crd -l gateway.networking.k8s.io/bundle-version >/dev/null 2>&1 \
+  || kc wait --for condition=Established --timeout 60s crd --all >/dev/null
 testenv_log "istioctl install (profile minimal, hub $TESTENV_IMAGE_HUB, tag $ISTIO_VERSION)"
 "$ISTIOCTL_BIN" --kubeconfig "$D/kubeconfig" install -y --readiness-timeout 5m "${ISTIO_INSTALL_ARGS[@]}" >"$D/istioctl-install.log" 2>&1 \
   || { tail -30 "$D/istioctl-install.log" >&2; testenv_die "istioctl install failed; see $D/istioctl-install.log"; }

@@ -68,6 +68,10 @@ pub async fn examine(
             None => None,
         }
     });
+    let mut context = context;
+    if diagnosis::is_ambient_pod(&pod, &context) {
+        context.ambient = pod::ambient_context(cluster, namespace).await;
+    }
     let diagnosis = diagnosis::diagnose(&pod, &context, probe.as_ref());
     Ok(PodReport { diagnosis, probe })
 }

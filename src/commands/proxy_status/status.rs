@@ -430,7 +430,7 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
                 .and_then(|(p, i)| skew(p, i)),
             version_source: version.as_ref().map(|_| VersionSource::Image),
             version,
-            proxy_type: None,
+            proxy_type: Some(pod_proxy_type(pod).to_string()),
             state,
             types: Vec::new(),
             reason: Some(reason),
@@ -520,6 +520,25 @@ fn connected_row(
         pod_status: pod.map(pod_summary),
         envoy: None,
     }
+}
+
+/// The proxy type istiod would give the pod's proxy, from what made the pod: ztunnel's
+/// DaemonSet (`app=ztunnel`), istiod's waypoint controller (`gateway.istio.io/managed:
+/// istio.io-mesh-controller`), a gateway (`pilot-agent proxy router`), else a sidecar.
+fn pod_proxy_type(pod: &Pod) -> &'static str {
+    if pod.label("app") == Some("ztunnel") {
+        return "ztunnel";
+    }
+    if pod.label("gateway.istio.io/managed") == Some("istio.io-mesh-controller") {
+        return "waypoint";
+    }
+    let router = pod
+        .spec
+        .as_ref()
+        .and_then(sidecar::proxy_container)
+        .and_then(|c| c.container.args.as_ref())
+        .is_some_and(|args| args.iter().any(|a| a == "router"));
+    if router { "router" } else { "sidecar" }
 }
 
 fn pod_revision(pod: &Pod) -> Option<&str> {
@@ -755,8 +774,14 @@ pub fn unconnected(pod: &Pod, now: jiff::Timestamp) -> (RowState, String) {
         .map(|t| now.as_second() - t.0.as_second());
     let proxy_young = started.is_some_and(|s| s < grace) && proxy.restart_count == 0;
     if !proxy.ready {
+        // ztunnel is no Envoy: it is not ready until it has its workloads from istiod.
+        let what = if pod_proxy_type(pod) == "ztunnel" {
+            "ztunnel has no workload configuration from istiod"
+        } else {
+            "Envoy has no configuration from istiod"
+        };
         let reason = format!(
-            "{PROXY_CONTAINER} running{} but not ready: Envoy has no configuration from istiod",
+            "{PROXY_CONTAINER} running{} but not ready: {what}",
             started
                 .map(|s| format!(" for {}", crate::formats::duration::human_duration(s)))
                 .unwrap_or_default()
@@ -808,6 +833,10 @@ pub fn attach_probe(row: &mut Row, envoy: EnvoyState) {
 pub fn probe_target(row: &Row) -> Option<(&str, &str)> {
     let pod = row.pod.as_deref()?;
     let namespace = row.namespace.as_deref()?;
+    // ztunnel has no Envoy admin port to probe.
+    if row.proxy_type.as_deref() == Some("ztunnel") {
+        return None;
+    }
     row.pod_status
         .as_ref()
         .is_some_and(|p| p.proxy_running)
@@ -1208,5 +1237,41 @@ mod tests {
             )
         );
         assert!(FailOn::NotLive.matches(&row));
+    }
+
+    #[test]
+    fn ztunnel_and_waypoint_rows() {
+        // A ztunnel as istiod's syncz lists it (type ztunnel, subscribed to the workload and
+        // authorization types; written from Istio's xDS type names: no ztunnel runs here), and
+        // the pods of ztunnel's DaemonSet and of a waypoint's Deployment.
+        let text = r#"[{"cluster_id":"Kubernetes","proxy":"ztunnel-a.istio-system","proxy_type":"ztunnel","istio_version":"1.31.0-dev-eed52ebb",
+            "resources":{"type.googleapis.com/istio.workload.Address":{"sent":"n1","acked":"n1"},
+                         "type.googleapis.com/istio.security.Authorization":{"sent":"n2","acked":"n2"}}}]"#;
+        let mut ztunnel = pod("ztunnel-a", "istio-system", running_ready());
+        ztunnel.metadata.labels = Some([("app".to_string(), "ztunnel".to_string())].into());
+        let mut zt_b = pod("ztunnel-b", "istio-system", crashloop());
+        zt_b.metadata.labels = ztunnel.metadata.labels.clone();
+        let mut waypoint = pod("waypoint-1", "wp1", crashloop());
+        waypoint.metadata.labels = Some(
+            [(
+                "gateway.istio.io/managed".to_string(),
+                "istio.io-mesh-controller".to_string(),
+            )]
+            .into(),
+        );
+        let report = build_with(&[answer("istiod-a", text)], &[ztunnel, zt_b, waypoint]);
+        let row = |n: &str| report.rows.iter().find(|r| r.name == n).unwrap();
+        let z = row("ztunnel-a.istio-system");
+        assert_eq!(z.proxy_type.as_deref(), Some("ztunnel"));
+        assert_eq!(z.state, RowState::Synced);
+        let types: Vec<&str> = z.types.iter().map(|t| t.short()).collect();
+        assert_eq!(types, ["WADS", "WDS"]);
+        assert_eq!(probe_target(z), None, "ztunnel has no Envoy admin to probe");
+        let zb = row("ztunnel-b.istio-system");
+        assert_eq!(zb.proxy_type.as_deref(), Some("ztunnel"));
+        assert_eq!(zb.state, RowState::NotConnected);
+        let w = row("waypoint-1.wp1");
+        assert_eq!(w.proxy_type.as_deref(), Some("waypoint"));
+        assert_eq!(w.state, RowState::NotConnected);
     }
 }

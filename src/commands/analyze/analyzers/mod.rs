@@ -1,5 +1,6 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
+pub mod ambient;
 pub mod annotations;
 pub mod application_uid;
 pub mod authn;
@@ -142,6 +143,13 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             "peerauthentications",
         ],
         run: Run::Config(mtls::analyze),
+    },
+    Analyzer {
+        name: "ambient",
+        description: "Ambient mode: waypoints that carry no traffic or are named outside ambient, AuthorizationPolicies ztunnel does not enforce as written, sidecar pods asked into ambient, and (live) pods ambient does not capture",
+        codes: ambient::CODES,
+        needs: &["namespaces", "pods", "services"],
+        run: Run::Config(ambient::analyze),
     },
     Analyzer {
         name: "cluster-id",

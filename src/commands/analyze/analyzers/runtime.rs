@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 
-use crate::diagnosis::{Diagnosis, Lookup, PodContext};
+use crate::diagnosis::{AmbientContext, Diagnosis, Lookup, PodContext};
 use crate::findings::finding::Finding;
+use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::sidecar;
+use crate::istio::waypoint::GATEWAY_NAME_LABEL;
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
 /// The name `--analyzer` and `--list-analyzers` know the runtime checks by.
@@ -184,10 +186,86 @@ pub fn pod_context(
         root_cert: fetched.root_cert,
         istiod_pods,
         mesh_config,
-        // Only a pod without sidecar needs them, and analyze probes only injected pods.
-        ztunnel_pods: Lookup::Unknown("not read by analyze".to_string()),
-        cni_pods: Lookup::Unknown("not read by analyze".to_string()),
+        ztunnel_pods: agents(snapshot, &same_cluster, ZTUNNEL_SELECTOR),
+        cni_pods: agents(snapshot, &same_cluster, CNI_SELECTOR),
+        ambient: ambient_context(snapshot, &same_cluster, namespace),
         now,
+    }
+}
+
+/// The pods of the snapshot (every namespace) a `key=value` selector picks, of this cluster.
+fn agents(
+    snapshot: &Snapshot,
+    same_cluster: &dyn Fn(&crate::kube::snapshot::Origin) -> bool,
+    selector: &str,
+) -> Lookup<Vec<Pod>> {
+    if let Some(reason) = snapshot.unavailable.get("pods") {
+        return Lookup::Unknown(format!("cannot list pods: {reason}"));
+    }
+    let (key, value) = selector.split_once('=').unwrap_or((selector, ""));
+    Lookup::Found(
+        snapshot
+            .all_pods()
+            .filter(|p| same_cluster(&p.origin) && p.object.label(key) == Some(value))
+            .map(|p| p.object.clone())
+            .collect(),
+    )
+}
+
+/// An ambient pod's surroundings from the snapshot: the Services of its namespace, the
+/// Gateway API Gateways, the pods of Gateways and the AuthorizationPolicies.
+fn ambient_context(
+    snapshot: &Snapshot,
+    same_cluster: &dyn Fn(&crate::kube::snapshot::Origin) -> bool,
+    namespace: &str,
+) -> AmbientContext {
+    let unknown = |kind: &str| {
+        snapshot
+            .unavailable
+            .get(kind)
+            .map(|reason| format!("cannot list {kind}: {reason}"))
+    };
+    let config = |kind: &str, list: &str| match unknown(list) {
+        Some(reason) => Lookup::Unknown(reason),
+        None => Lookup::Found(
+            snapshot
+                .config
+                .iter()
+                .filter(|c| same_cluster(&c.origin) && c.object.kind == kind)
+                .filter(|c| {
+                    (kind == "Gateway")
+                        == crate::istio::config::gateway_api::is_gateway_api(&c.object)
+                })
+                .map(|c| c.object.clone())
+                .collect(),
+        ),
+    };
+    AmbientContext {
+        services: match unknown("services") {
+            Some(reason) => Lookup::Unknown(reason),
+            None => Lookup::Found(
+                snapshot
+                    .all_services()
+                    .filter(|s| same_cluster(&s.origin) && s.object.namespace() == Some(namespace))
+                    .map(|s| s.object.clone())
+                    .collect(),
+            ),
+        },
+        gateways: config("Gateway", "gateways.gateway.networking.k8s.io"),
+        gateway_pods: match unknown("pods") {
+            Some(reason) => Lookup::Unknown(reason),
+            None => Lookup::Found(
+                snapshot
+                    .all_pods()
+                    .filter(|p| {
+                        same_cluster(&p.origin) && p.object.label(GATEWAY_NAME_LABEL).is_some()
+                    })
+                    .map(|p| p.object.clone())
+                    .collect(),
+            ),
+        },
+        authorization_policies: config("AuthorizationPolicy", "authorizationpolicies"),
+        root_namespace: super::authz::root_namespace(snapshot).to_string(),
     }
 }
 

@@ -1,0 +1,468 @@
+//! Ambient mode, files and live: objects that name a waypoint (`istio.io/use-waypoint` on a
+//! Namespace, Service or Pod) that carries no traffic (MD0113: no such Gateway, not of class
+//! `istio-waypoint`; live also not `Programmed` or without a ready pod) or whose workloads are
+//! not in ambient mode (MD0114); AuthorizationPolicies that select ambient workloads with what
+//! ztunnel cannot enforce (MD0403) or that target a Service of an ambient namespace without a
+//! usable waypoint (MD0404); pods with a sidecar that are also asked into ambient (MD0112);
+//! and, live, the pods ambient does not capture (MD0111), judged by the same diagnosis as `pod
+//! NAME` from the listed ztunnel and CNI agent pods.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Namespace;
+
+use super::Input;
+use super::authz::{has_proxy, inject_value, root_namespace};
+use super::runtime::{Fetched, pod_context};
+use crate::diagnosis::{self, Lookup};
+use crate::findings::messages;
+use crate::findings::{Finding, ResourceRef};
+use crate::istio::ambient::{self, Request};
+use crate::istio::config::Labels;
+use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
+use crate::istio::waypoint::{
+    self, GATEWAY_NAME_LABEL, Observed, PolicyScope, USE_WAYPOINT_LABEL, Use, WaypointRef,
+};
+use crate::kube::selector::labels_match;
+use crate::kube::snapshot::{Located, Object, Snapshot};
+
+/// The codes of this analyzer.
+pub const CODES: &[&str] = &["MD0111", "MD0112", "MD0113", "MD0114", "MD0403", "MD0404"];
+
+/// A workload in ambient mode: its namespace and labels (a pod's, or a template's).
+struct AmbientWorkload<'a> {
+    namespace: &'a str,
+    labels: &'a Labels,
+    name: String,
+}
+
+fn namespace_labels<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a Labels> {
+    snapshot
+        .all_namespaces()
+        .find(|n| n.object.name() == name)
+        .and_then(|n| n.object.metadata.labels.as_ref())
+}
+
+fn injects_by_namespace(labels: Option<&Labels>) -> bool {
+    labels.is_some_and(|l| {
+        l.get(INJECTION_LABEL).map(String::as_str) == Some("enabled")
+            || l.contains_key(REVISION_LABEL)
+    })
+}
+
+/// The pods without sidecar and the pod templates (of workloads without pods read) that ask
+/// for ambient mode.
+fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>> {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = Vec::new();
+    for p in snapshot.all_pods() {
+        let ns = p.object.namespace().unwrap_or("");
+        let labels = p.object.metadata.labels.as_ref();
+        if has_proxy(p.object.spec.as_ref()) {
+            continue;
+        }
+        if matches!(
+            ambient::request(namespace_labels(snapshot, ns), labels),
+            Request::Asked(_)
+        ) {
+            out.push(AmbientWorkload {
+                namespace: ns,
+                labels: labels.unwrap_or(&EMPTY),
+                name: format!("Pod {ns}/{}", p.object.name()),
+            });
+        }
+    }
+    for w in snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.owner.is_none())
+    {
+        let ns = w.object.namespace().unwrap_or("");
+        let meta = w.object.template.metadata.as_ref();
+        let labels = meta.and_then(|m| m.labels.as_ref());
+        let ns_labels = namespace_labels(snapshot, ns);
+        let sidecar = meta.and_then(inject_value) == Some(true)
+            || (injects_by_namespace(ns_labels) && meta.and_then(inject_value) != Some(false));
+        if !sidecar && matches!(ambient::request(ns_labels, labels), Request::Asked(_)) {
+            out.push(AmbientWorkload {
+                namespace: ns,
+                labels: labels.unwrap_or(&EMPTY),
+                name: format!("{} {ns}/{}", w.object.kind(), w.object.name()),
+            });
+        }
+    }
+    out
+}
+
+/// Whether the Gateway API Gateways and the pods were read, so a missing one means missing.
+struct Reads {
+    gateways: bool,
+    /// Live objects have status and pods: Programmed and ready pods are judged too.
+    pods: bool,
+}
+
+/// Why the waypoint carries no traffic of a Service (`for_service: Some(true)`), of a
+/// workload (`Some(false)`) or of a namespace's Services and workloads (`None`).
+fn judge(input: &Input, w: &WaypointRef, live: bool, for_service: Option<bool>) -> Option<String> {
+    let gateway = input
+        .config
+        .k8s_gateways
+        .iter()
+        .find(|g| g.namespace() == w.namespace && g.name() == w.name);
+    if let (Some(g), Some(service)) = (gateway, for_service)
+        && g.spec.gateway_class_name == waypoint::WAYPOINT_CLASS
+        && let Some(why) = waypoint::traffic_mismatch(
+            waypoint::traffic_for(g.resource.object.metadata.labels.as_ref()),
+            service,
+        )
+    {
+        return Some(format!("Gateway {} {why}", w.full_name()));
+    }
+    let pods_ready = live.then(|| {
+        input
+            .snapshot
+            .all_pods()
+            .filter(|p| {
+                p.object.namespace() == Some(w.namespace.as_str())
+                    && p.object.label(GATEWAY_NAME_LABEL) == Some(w.name.as_str())
+                    && !crate::kube::lifecycle::is_ending(&p.object)
+            })
+            .map(|p| {
+                p.object
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c.type_ == "Ready" && c.status == "True")
+            })
+            .collect()
+    });
+    // A Gateway from a file has no status: only its existence and class are judged.
+    let live_gateway = gateway.is_some_and(|g| g.resource.origin.file.is_none());
+    waypoint::problem(
+        w,
+        &Observed {
+            gateway: gateway.map(|g| (&g.spec, &g.resource.object.status)),
+            pods_ready: pods_ready.filter(|_| live_gateway || gateway.is_none()),
+        },
+    )
+}
+
+pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
+    let snapshot = input.snapshot;
+    let reads = Reads {
+        gateways: !snapshot
+            .unavailable
+            .contains_key("gateways.gateway.networking.k8s.io"),
+        pods: !snapshot.unavailable.contains_key("pods"),
+    };
+    let workloads = ambient_workloads(snapshot);
+    waypoint_users(input, &reads, &workloads, out);
+    if !snapshot.unavailable.contains_key("authorizationpolicies") {
+        policies(input, &reads, &workloads, out);
+    }
+    sidecar_and_ambient(snapshot, out);
+    if reads.pods {
+        not_captured(snapshot, out);
+    }
+}
+
+/// MD0113 and MD0114 for every Namespace, Service and Pod that names a waypoint.
+fn waypoint_users(
+    input: &Input,
+    reads: &Reads,
+    workloads: &[AmbientWorkload],
+    out: &mut Vec<Finding>,
+) {
+    let snapshot = input.snapshot;
+    let ambient_in = |ns: &str| workloads.iter().any(|w| w.namespace == ns);
+    let mut report = |resource: ResourceRef,
+                      who: String,
+                      ambient: bool,
+                      why_not: &str,
+                      w: WaypointRef,
+                      live: bool,
+                      for_service: Option<bool>| {
+        if !ambient {
+            out.push(Finding::new(
+                messages::MD0114,
+                Some(resource),
+                &[
+                    who.into(),
+                    format!("{USE_WAYPOINT_LABEL}={}", w.name).into(),
+                    why_not.to_string().into(),
+                ],
+            ));
+            return;
+        }
+        if !reads.gateways {
+            return;
+        }
+        if let Some(problem) = judge(input, &w, live && reads.pods, for_service) {
+            out.push(Finding::new(
+                messages::MD0113,
+                Some(resource),
+                &[
+                    who.into(),
+                    w.full_name().into(),
+                    w.by.into(),
+                    problem.into(),
+                ],
+            ));
+        }
+    };
+    for n in snapshot.namespaces.iter() {
+        let labels = n.object.metadata.labels.as_ref();
+        let Use::Waypoint(w) = waypoint::waypoint_use(labels, "namespace", None, n.object.name())
+        else {
+            continue;
+        };
+        let ambient = is_ambient_namespace(&n.object) || ambient_in(n.object.name());
+        report(
+            ResourceRef::of(n),
+            format!("Namespace {}", n.object.name()),
+            ambient,
+            "no workload of the namespace is in ambient mode (istio.io/dataplane-mode=ambient)",
+            w,
+            n.origin.file.is_none(),
+            None,
+        );
+    }
+    for s in snapshot.services.iter() {
+        let labels = s.object.metadata.labels.as_ref();
+        if labels.is_none_or(|l| !l.contains_key(USE_WAYPOINT_LABEL)) {
+            continue;
+        }
+        let ns = s.object.namespace().unwrap_or("");
+        let Use::Waypoint(w) = waypoint::waypoint_use(labels, "service", None, ns) else {
+            continue;
+        };
+        let selector = s.object.spec.as_ref().and_then(|sp| sp.selector.as_ref());
+        let ambient = namespace_is_ambient(snapshot, ns)
+            || workloads.iter().any(|wl| {
+                wl.namespace == ns
+                    && selector.is_some_and(|sel| !sel.is_empty() && labels_match(sel, wl.labels))
+            })
+            // A Service without selector (ServiceEntry-like, or its endpoints set by hand) is
+            // not judged by its pods.
+            || selector.is_none_or(|sel| sel.is_empty());
+        report(
+            ResourceRef::of(s),
+            format!("Service {ns}/{}", s.object.name()),
+            ambient,
+            "neither its namespace nor the pods it selects are in ambient mode",
+            w,
+            s.origin.file.is_none(),
+            Some(true),
+        );
+    }
+    for p in snapshot.pods.iter() {
+        let labels = p.object.metadata.labels.as_ref();
+        if labels.is_none_or(|l| !l.contains_key(USE_WAYPOINT_LABEL)) {
+            continue;
+        }
+        let ns = p.object.namespace().unwrap_or("");
+        let Use::Waypoint(w) = waypoint::waypoint_use(labels, "pod", None, ns) else {
+            continue;
+        };
+        let (ambient, why) = if has_proxy(p.object.spec.as_ref()) {
+            (
+                false,
+                "the pod has a sidecar, which never sends through a waypoint",
+            )
+        } else {
+            (
+                matches!(
+                    ambient::request(namespace_labels(snapshot, ns), labels),
+                    Request::Asked(_)
+                ),
+                "the pod is not in ambient mode (istio.io/dataplane-mode=ambient on it or its namespace)",
+            )
+        };
+        report(
+            ResourceRef::of(p),
+            format!("Pod {ns}/{}", p.object.name()),
+            ambient,
+            why,
+            w,
+            p.origin.file.is_none(),
+            Some(false),
+        );
+    }
+}
+
+fn is_ambient_namespace(n: &Namespace) -> bool {
+    n.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(crate::istio::injection::DATAPLANE_MODE_LABEL))
+        .is_some_and(|v| v == "ambient")
+}
+
+fn namespace_is_ambient(snapshot: &Snapshot, ns: &str) -> bool {
+    snapshot
+        .all_namespaces()
+        .any(|n| n.object.name() == ns && is_ambient_namespace(&n.object))
+}
+
+/// MD0403 and MD0404.
+fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &mut Vec<Finding>) {
+    let snapshot = input.snapshot;
+    let root = root_namespace(snapshot);
+    for ap in &input.config.authorization_policies {
+        let ns = ap.namespace();
+        let name = format!("{ns}/{}", ap.name());
+        if waypoint::policy_scope(&ap.spec) == PolicyScope::Targeted {
+            if !reads.gateways {
+                continue;
+            }
+            let refs = ap
+                .spec
+                .target_refs
+                .iter()
+                .chain(ap.spec.target_ref.as_ref());
+            for r in refs.filter(|r| r.kind == "Service") {
+                let target_ns = if r.namespace.is_empty() {
+                    ns
+                } else {
+                    r.namespace.as_str()
+                };
+                if !namespace_is_ambient(snapshot, target_ns) {
+                    continue;
+                }
+                let Some(service) = snapshot
+                    .all_services()
+                    .find(|s| s.object.namespace() == Some(target_ns) && s.object.name() == r.name)
+                else {
+                    continue; // a missing target is the reference analyzers' business
+                };
+                let why = match waypoint::waypoint_use(
+                    service.object.metadata.labels.as_ref(),
+                    "service",
+                    namespace_labels(snapshot, target_ns),
+                    target_ns,
+                ) {
+                    Use::Waypoint(w) => {
+                        match judge(
+                            input,
+                            &w,
+                            service.origin.file.is_none() && reads.pods,
+                            Some(true),
+                        ) {
+                            Some(problem) => {
+                                format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)
+                            }
+                            None => continue,
+                        }
+                    }
+                    Use::OptedOut => {
+                        "opts out of waypoints (istio.io/use-waypoint=none)".to_string()
+                    }
+                    Use::Unset => {
+                        "names no waypoint (istio.io/use-waypoint on it or its namespace)"
+                            .to_string()
+                    }
+                };
+                out.push(Finding::new(
+                    messages::MD0404,
+                    Some(ResourceRef::of(ap.resource)),
+                    &[
+                        name.clone().into(),
+                        format!("Service {target_ns}/{}", r.name).into(),
+                        why.into(),
+                    ],
+                ));
+            }
+            continue;
+        }
+        let Some(gap) = waypoint::ztunnel_gap(&ap.spec) else {
+            continue;
+        };
+        let selected: Vec<String> = workloads
+            .iter()
+            .filter(|w| {
+                if ns == root && ap.spec.selector.is_none() {
+                    return true;
+                }
+                w.namespace == ns
+                    && ap
+                        .spec
+                        .selector
+                        .as_ref()
+                        .is_none_or(|s| labels_match(&s.match_labels, w.labels))
+            })
+            .map(|w| w.name.clone())
+            .collect();
+        if selected.is_empty() {
+            continue;
+        }
+        let shown = crate::formats::text::join_names(&selected);
+        out.push(Finding::new(
+            messages::MD0403,
+            Some(ResourceRef::of(ap.resource)),
+            &[name.into(), shown.into(), gap.into()],
+        ));
+    }
+}
+
+/// MD0112: a pod with a sidecar that is also asked into ambient mode.
+fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    for p in snapshot.pods.iter() {
+        if !has_proxy(p.object.spec.as_ref()) || crate::kube::lifecycle::is_ending(&p.object) {
+            continue;
+        }
+        let ns = p.object.namespace().unwrap_or("");
+        if let Request::Asked(by) = ambient::request(
+            namespace_labels(snapshot, ns),
+            p.object.metadata.labels.as_ref(),
+        ) {
+            out.push(Finding::new(
+                messages::MD0112,
+                Some(ResourceRef::of(p)),
+                &[format!("{ns}/{}", p.object.name()).into(), by.into()],
+            ));
+        }
+    }
+}
+
+/// MD0111, live: each running ambient pod judged as `pod NAME` judges it.
+fn not_captured(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    // Running pods only: a pod that is starting is judged by `pod NAME`, which knows its age.
+    let live: Vec<&Located<_>> = snapshot
+        .pods
+        .iter()
+        .filter(|p| {
+            p.origin.file.is_none()
+                && p.object.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+        })
+        .collect();
+    let mut contexts: BTreeMap<(Option<std::sync::Arc<str>>, &str), diagnosis::PodContext> =
+        BTreeMap::new();
+    for p in live {
+        let ns = p.object.namespace().unwrap_or("");
+        let key = (p.origin.cluster.clone(), ns);
+        let context = contexts.entry(key).or_insert_with(|| {
+            let fetched = Fetched {
+                istio_namespace: Lookup::Unknown("not read by analyze".to_string()),
+                root_cert: Lookup::Unknown("not read by analyze".to_string()),
+            };
+            pod_context(snapshot, p.origin.cluster.as_ref(), ns, fetched, None)
+        });
+        if !diagnosis::is_ambient_pod(&p.object, context) {
+            continue;
+        }
+        let d = diagnosis::diagnose(&p.object, context, None);
+        out.extend(
+            d.findings
+                .into_iter()
+                .filter(|f| f.code() == "MD0111")
+                .map(|mut f| {
+                    if let Some(r) = f.resource.as_mut() {
+                        *r = ResourceRef::of(p);
+                    }
+                    f
+                }),
+        );
+    }
+}
