@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Namespace;
 
 use super::Input;
-use super::authz::{has_proxy, inject_value, root_namespace};
 use super::runtime::{Fetched, pod_context};
 use crate::diagnosis::{self, Lookup};
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::ambient::{self, Request};
 use crate::istio::config::Labels;
+use crate::istio::dataplane::{has_proxy, inject_value, root_namespace};
 use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
 use crate::istio::waypoint::{
     self, GATEWAY_NAME_LABEL, Observed, PolicyScope, USE_WAYPOINT_LABEL, Use, WaypointRef,

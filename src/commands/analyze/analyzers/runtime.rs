@@ -265,7 +265,7 @@ fn ambient_context(
             ),
         },
         authorization_policies: config("AuthorizationPolicy", "authorizationpolicies"),
-        root_namespace: super::authz::root_namespace(snapshot).to_string(),
+        root_namespace: crate::istio::dataplane::root_namespace(snapshot).to_string(),
     }
 }
 
