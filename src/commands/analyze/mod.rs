@@ -181,7 +181,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
             objects = stats.objects,
             "read manifests"
         );
-        if stats.objects == 0 {
+        if stats.objects == 0 && from_files.rejections.is_empty() {
             return Err(nothing_to_analyse(paths, request.recursive, &stats));
         }
         if let Some(line) = stats.not_analysed_line() {
