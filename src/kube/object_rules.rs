@@ -74,7 +74,7 @@ const BUILTINS: &[Builtin] = &[
     b("apps", "Deployment", Subdomain, true),
     b("apps", "ReplicaSet", Subdomain, true),
     b("apps", "DaemonSet", Subdomain, true),
-    b("apps", "StatefulSet", Subdomain, true),
+    b("apps", "StatefulSet", Label, true),
     b("batch", "Job", Subdomain, true),
     b("batch", "CronJob", Subdomain, true),
     b("policy", "PodDisruptionBudget", Subdomain, true),
@@ -158,6 +158,11 @@ pub fn check(doc: &Value) -> Vec<Violation> {
     let str_at = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or("");
     let api_version = str_at("apiVersion");
     let kind = str_at("kind");
+    // Neither set: not taken for a Kubernetes object at all (an Envoy dump, a values file
+    // beside the manifests), so nothing is said about it here.
+    if api_version.is_empty() && kind.is_empty() {
+        return out;
+    }
     if api_version.is_empty() {
         push(
             &mut out,
@@ -175,12 +180,24 @@ pub fn check(doc: &Value) -> Vec<Violation> {
         .and_then(Value::as_str)
         .unwrap_or("");
     let (rule, namespaced) = rules_of(api_version, kind);
-    if name.is_empty() {
+    let generate_name = meta
+        .and_then(|m| m.get("generateName"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if name.is_empty() && !generate_name.is_empty() {
+        // kubectl's own refusal: apply needs the name to find the live object.
+        push(
+            &mut out,
+            "metadata.generateName",
+            &["metadata", "generateName"],
+            "cannot use generate name with apply",
+        );
+    } else if name.is_empty() {
         push(
             &mut out,
             "metadata.name",
             &["metadata"],
-            "Required value: name or generateName is required",
+            "resource name may not be empty",
         );
     } else if let Some(rule) = rule {
         for problem in name_problems(rule, name) {
@@ -191,6 +208,7 @@ pub fn check(doc: &Value) -> Vec<Violation> {
                 &problem,
             ));
         }
+        kind_limits(group_of(api_version), kind, name, &mut out);
         if kind == "CustomResourceDefinition" && group_of(api_version) == "apiextensions.k8s.io" {
             crd_name(doc, name, &mut out);
         }
@@ -206,7 +224,10 @@ pub fn check(doc: &Value) -> Vec<Violation> {
                     "metadata.namespace",
                     &["metadata", "namespace"],
                     namespace,
-                    &problem,
+                    &format!(
+                        "{problem} (the API server answers: namespaces {} not found)",
+                        go_quote(namespace)
+                    ),
                 ));
             }
         }
@@ -248,6 +269,30 @@ pub fn check(doc: &Value) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// The limits some kinds put on a name beyond its syntax: a Namespace's name becomes the value
+/// of its `kubernetes.io/metadata.name` label, a Job's of its template's `job-name` label (63
+/// characters), a CronJob's leaves room for the suffix of its Jobs (52).
+fn kind_limits(group: &str, kind: &str, name: &str, out: &mut Vec<Violation>) {
+    let label = |field: &str, out: &mut Vec<Violation>| {
+        for problem in label_value(name) {
+            out.push(invalid(field, &["metadata", "name"], name, &problem));
+        }
+    };
+    match (group, kind) {
+        ("", "Namespace") => label("metadata.labels", out),
+        ("batch", "Job") => label("spec.template.labels", out),
+        ("batch", "CronJob") if name.len() > 52 => {
+            out.push(invalid(
+                "metadata.name",
+                &["metadata", "name"],
+                name,
+                &too_long(52),
+            ));
+        }
+        _ => {}
+    }
 }
 
 /// `TotalAnnotationSizeLimitB`: 256 KiB.
@@ -333,7 +378,9 @@ pub fn dns1123_label(s: &str) -> Vec<String> {
     if s.len() > 63 {
         out.push(too_long(63));
     }
-    if !is_label(s) {
+    if !is_label(s) && s.contains('.') && s.split('.').all(is_label) {
+        out.push("must not contain dots".to_string());
+    } else if !is_label(s) {
         out.push(regex_error(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
             LABEL_FMT,
@@ -519,7 +566,7 @@ mod tests {
         let doc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {}});
         assert_eq!(
             messages(doc),
-            ["metadata.name: Required value: name or generateName is required"]
+            ["metadata.name: resource name may not be empty"]
         );
     }
 
@@ -559,12 +606,12 @@ mod tests {
 
     #[test]
     fn missing_kind_and_api_version_and_a_bad_namespace() {
-        let doc = json!({"metadata": {"name": "x", "namespace": "Bad_NS"}});
-        let got = messages(doc);
-        assert_eq!(
-            got[..2],
-            ["apiVersion: apiVersion not set", "kind: kind not set"]
-        );
+        let doc = json!({"kind": "Pod", "metadata": {"name": "x"}});
+        assert_eq!(messages(doc), ["apiVersion: apiVersion not set"]);
+        let doc = json!({"apiVersion": "v1", "metadata": {"name": "x"}});
+        assert_eq!(messages(doc), ["kind: kind not set"]);
+        let doc = json!({"configs": [], "metadata": {"name": "x"}});
+        assert_eq!(messages(doc), Vec::<String>::new());
         let doc = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "Bad_NS"}});
         assert!(messages(doc)[0].starts_with(
             "metadata.namespace: Invalid value: \"Bad_NS\": a lowercase RFC 1123 label"
