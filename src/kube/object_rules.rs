@@ -36,6 +36,8 @@ pub enum NameRule {
     Dns1035,
     /// `ValidatePathSegmentName`: RBAC kinds.
     PathSegment,
+    /// No rule beyond kubectl's own path-segment check (measured).
+    Unchecked,
 }
 
 /// A built-in kind: its API group, its name rule and whether it lives in a namespace.
@@ -55,7 +57,7 @@ const fn b(group: &'static str, kind: &'static str, name: NameRule, namespaced: 
     }
 }
 
-use NameRule::{Dns1035, Label, PathSegment, Subdomain};
+use NameRule::{Dns1035, Label, PathSegment, Subdomain, Unchecked};
 
 /// The built-in kinds whose rules are known (`pkg/apis/*/validation` of Kubernetes 1.34). A
 /// built-in kind not listed has its metadata checked but not its name's syntax.
@@ -77,7 +79,8 @@ const BUILTINS: &[Builtin] = &[
     b("apps", "StatefulSet", Label, true),
     b("batch", "Job", Subdomain, true),
     b("batch", "CronJob", Subdomain, true),
-    b("policy", "PodDisruptionBudget", Subdomain, true),
+    // Measured: the API server takes `istiod_pdb` (no name syntax beyond kubectl's own).
+    b("policy", "PodDisruptionBudget", Unchecked, true),
     b("networking.k8s.io", "NetworkPolicy", Subdomain, true),
     b("networking.k8s.io", "Ingress", Subdomain, true),
     b("networking.k8s.io", "IngressClass", Subdomain, false),
@@ -198,6 +201,18 @@ pub fn check(doc: &Value) -> Vec<Violation> {
             "metadata.name",
             &["metadata"],
             "resource name may not be empty",
+        );
+    } else if !path_segment(name).is_empty() {
+        // kubectl refuses it before asking the server (the name is a segment of the URL).
+        push(
+            &mut out,
+            "metadata.name",
+            &["metadata", "name"],
+            &format!(
+                "invalid resource name {}: [{}]",
+                go_quote(name),
+                path_segment(name).join(" ")
+            ),
         );
     } else if let Some(rule) = rule {
         for problem in name_problems(rule, name) {
@@ -342,6 +357,7 @@ pub fn name_problems(rule: NameRule, name: &str) -> Vec<String> {
         NameRule::Label => dns1123_label(name),
         NameRule::Dns1035 => dns1035_label(name),
         NameRule::PathSegment => path_segment(name),
+        NameRule::Unchecked => Vec::new(),
     }
 }
 
@@ -579,7 +595,7 @@ mod tests {
             "metadata": {"name": "a/b"}});
         assert_eq!(
             messages(doc),
-            ["metadata.name: Invalid value: \"a/b\": may not contain '/'"]
+            ["metadata.name: invalid resource name \"a/b\": [may not contain '/']"]
         );
     }
 
