@@ -148,7 +148,8 @@ fn the_api_server_and_mesh_doctor_agree_on_the_corpus() {
             if v.server_rejects {
                 rejected += 1;
             }
-            if v.server_rejects != !v.ours.is_empty() {
+            let we_reject = !v.ours.is_empty();
+            if v.server_rejects != we_reject {
                 disagreements.push(format!(
                     "{case}\n  API server: {}\n  mesh-doctor: {:?}",
                     v.server_said.trim(),
