@@ -79,6 +79,13 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         run: Run::Snapshot(object_rules::analyze),
     },
     Analyzer {
+        name: "crd-schemas",
+        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, bounds, lengths, item counts, oneOf)",
+        codes: &["MD0003"],
+        needs: &[],
+        run: Run::Snapshot(object_rules::crd_schemas),
+    },
+    Analyzer {
         name: "injection",
         description: "Namespaces and pods that are (not) enabled for sidecar injection",
         codes: &[
