@@ -234,15 +234,16 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
         return;
     }
     let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
-    if let Some(expected) = schema.get("type").and_then(Value::as_str)
-        && !int_or_string
-        && !fits(expected, value)
-    {
+    // A value of the wrong type is also checked against the enum (measured: both are said).
+    let wrong_type = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|expected| !int_or_string && !fits(expected, value));
+    if let Some(expected) = wrong_type {
         let actual = type_of(value);
         push(format!(
             "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
         ));
-        return;
     }
     if let Some(options) = schema.get("enum").and_then(Value::as_array)
         && !options.contains(value)
@@ -253,6 +254,9 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
             shown(value),
             supported.join(", ")
         ));
+    }
+    if wrong_type.is_some() {
+        return;
     }
     match value {
         Value::String(s) => string_rules(schema, s, &at, &mut push),
@@ -369,22 +373,22 @@ fn object_rules(
     }
 }
 
+/// The first of `maxLength`, `minLength` and `pattern` that fails, as the API server says only
+/// that one (measured: an empty string below `minLength` is not also said not to match).
 fn string_rules(schema: &Value, s: &str, at: &str, push: &mut impl FnMut(String)) {
     let chars = s.chars().count() as u64;
     if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
         && chars > max
     {
         push(format!("{at}: Too long: may not be more than {max} bytes"));
-    }
-    if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+    } else if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
         && chars < min
     {
         push(format!(
             "{at}: Invalid value: {}: {at} in body should be at least {min} chars long",
             go_quote(s)
         ));
-    }
-    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+    } else if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
         && !matches_pattern(pattern, s)
     {
         push(format!(
