@@ -523,13 +523,22 @@ fn string_match(m: Option<&StringMatch>, place: &str) -> Option<String> {
     string_match_regexp(Some(m), place)
 }
 
-/// `validateStringMatchRegexp`, without the RE2 compilation (empty and length only).
+/// `validateStringMatchRegexp`: empty, too long, or not RE2 (`istio::re2`, Go's words).
 fn string_match_regexp(m: Option<&StringMatch>, place: &str) -> Option<String> {
     let re = m?.regex.as_deref()?;
     if re.is_empty() {
         return Some(format!("{place:?}: regex string match should not be empty"));
     }
-    (re.len() > 1024).then(|| format!("{place:?}: regex is too large, max length allowed is 1024"))
+    if re.len() > 1024 {
+        return Some(format!(
+            "{place:?}: regex is too large, max length allowed is 1024"
+        ));
+    }
+    crate::istio::re2::go_compile_error(re).map(|e| {
+        format!(
+            "{place:?}: {e}; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)"
+        )
+    })
 }
 
 const PSEUDO_HEADERS: &[&str] = &[":method", ":scheme", ":authority", ":path", ":status"];
