@@ -44,6 +44,7 @@ struct HttpRoute {
     headers: Option<Headers>,
     mirror_percent: Option<Value>,
     mirror_percentage: Option<Percent>,
+    cors_policy: Option<CorsPolicy>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,8 +88,46 @@ struct HttpMatch {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct StringMatch {
+    exact: Option<String>,
     prefix: Option<String>,
     regex: Option<String>,
+}
+
+/// The parts of a CORS policy Istio's webhook checks here.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CorsPolicy {
+    allow_origins: Vec<Option<StringMatch>>,
+    allow_methods: Vec<String>,
+}
+
+/// `supportedCORSMethods`: Go's `http.Method*` and `*`.
+const CORS_METHODS: &[&str] = &[
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "*",
+];
+
+/// `validateCORSPolicy`'s origins (`validateAllowOrigins`) and methods.
+fn cors_policy(policy: &CorsPolicy, v: &mut Validation) {
+    for origin in policy.allow_origins.iter().flatten() {
+        let given = origin
+            .exact
+            .as_deref()
+            .or(origin.prefix.as_deref())
+            .or(origin.regex.as_deref())
+            .unwrap_or("");
+        if given.is_empty() {
+            v.error(format!(
+                "'{given}' is not a valid match type for CORS allow origins"
+            ));
+            continue;
+        }
+        v.check(string_match_regexp(Some(origin), "corsPolicy.allowOrigins"));
+    }
+    for method in &policy.allow_methods {
+        if !CORS_METHODS.contains(&method.as_str()) {
+            v.error(format!("{method:?} is not a supported HTTP method"));
+        }
+    }
 }
 
 /// A TLS or TCP route.
@@ -376,6 +415,9 @@ fn target(d: &Target, v: &mut Validation) {
 /// mirrors) that are not about weights; regexes are only checked for emptiness and length.
 fn http_route(http: &HttpRoute, delegate: bool, v: &mut Validation) {
     route_conflicts(http, delegate, v);
+    if let Some(policy) = &http.cors_policy {
+        cors_policy(policy, v);
+    }
     for m in http.matches.iter().flatten() {
         for (name, header) in &m.headers {
             if header.is_none() {
