@@ -101,6 +101,35 @@ struct CorsPolicy {
     allow_methods: Vec<String>,
 }
 
+/// `validateHTTPRewrite`, with `validateURIRegexRewrite` (its error joined under Go's
+/// `errors.Join`, one line each).
+fn http_rewrite(rewrite: &Value) -> Option<String> {
+    let text = |key: &str| rewrite.get(key).and_then(Value::as_str).unwrap_or("");
+    let regex = rewrite.get("uriRegexRewrite").filter(|r| !r.is_null());
+    if !text("uri").is_empty() && regex.is_some() {
+        return Some("rewrite may only contain one of URI or UriRegexRewrite".into());
+    }
+    if text("uri").is_empty() && regex.is_none() && text("authority").is_empty() {
+        return Some("rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or UriRegexRewrite may be specified".into());
+    }
+    let regex = regex?;
+    let field = |key: &str| regex.get(key).and_then(Value::as_str).unwrap_or("");
+    let error = if field("match").is_empty() || field("rewrite").is_empty() {
+        "UriRegexRewrite requires both Rewrite and Match fields to be specified".to_string()
+    } else {
+        let place = "HTTPRewrite.UriRegexRewrite.Match";
+        if field("match").len() > 1024 {
+            format!("{place:?}: regex is too large, max length allowed is 1024")
+        } else {
+            let e = crate::istio::re2::go_compile_error(field("match"))?;
+            format!(
+                "{place:?}: {e}; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)"
+            )
+        }
+    };
+    Some(format!("UriRegexRewrite has errors\n{error}"))
+}
+
 /// `supportedCORSMethods`: Go's `http.Method*` and `*`.
 const CORS_METHODS: &[&str] = &[
     "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "*",
@@ -417,6 +446,9 @@ fn http_route(http: &HttpRoute, delegate: bool, v: &mut Validation) {
     route_conflicts(http, delegate, v);
     if let Some(policy) = &http.cors_policy {
         cors_policy(policy, v);
+    }
+    if let Some(rewrite) = &http.rewrite {
+        v.check(http_rewrite(rewrite));
     }
     for m in http.matches.iter().flatten() {
         for (name, header) in &m.headers {
