@@ -132,6 +132,9 @@ pub struct DestinationRule {
 pub struct TrafficPolicy {
     pub tls: Option<ClientTls>,
     pub port_level_settings: Vec<PortTrafficPolicy>,
+    /// Kept as JSON: only the webhook's rules read them.
+    pub outlier_detection: Option<serde_json::Value>,
+    pub connection_pool: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -139,6 +142,8 @@ pub struct TrafficPolicy {
 pub struct PortTrafficPolicy {
     pub port: Option<PortSelector>,
     pub tls: Option<ClientTls>,
+    pub outlier_detection: Option<serde_json::Value>,
+    pub connection_pool: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
