@@ -71,6 +71,11 @@ fn sidecar_selector_listeners_hosts_and_outbound_policy_as_istioctl() {
 }
 
 #[test]
+fn destinationrule_outlier_detection_and_connection_pool_as_istioctl() {
+    assert_same_as_istioctl("destinationrule");
+}
+
+#[test]
 fn one_schema_analyzer_by_istios_name() {
     let (lines, _) = schema_lines(
         "tests/fixtures/schema/serviceentry.yaml",

@@ -135,12 +135,14 @@ impl Finding {
         line
     }
 
-    /// istioctl's order: cluster, level, code, resource (kind/name/namespace), then the text.
+    /// istioctl's order: cluster, level, code, resource (kind/name/namespace), then the text;
+    /// an object the API server will reject (MD0003) comes before everything else said about it.
     pub fn compare(&self, other: &Finding) -> Ordering {
         let key = |f: &Finding| {
             let r = f.resource.as_ref();
             (
                 f.cluster().cloned(),
+                f.code() != crate::findings::messages::MD0003.code,
                 f.level(),
                 f.code(),
                 r.map(|r| (r.kind.clone(), r.name.clone(), r.namespace.clone())),

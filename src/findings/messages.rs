@@ -370,6 +370,9 @@ messages! {
     MD0002 = "MD0002", "KindNotAnalysed", Warning,
         "%d document(s) of kind %s not analysed: no analyzer reads this kind",
         "The input holds Istio or Gateway API documents of a kind (or a version) that no analyzer reads, so the analysis is incomplete.";
+    MD0003 = "MD0003", "ObjectRejected", Error,
+        "The API server will reject this object: %s",
+        "kubectl apply would fail on this object before any webhook runs: a field Kubernetes requires of every object (apiVersion, kind, metadata.name) is missing, the name, namespace, a label or an annotation key breaks Kubernetes' syntax for it, or its spec breaks its CRD's OpenAPI schema.";
     MD0101 = "MD0101", "SidecarBootstrapCrash", Error,
         "The istio-proxy container of pod %s cannot start: %s",
         "Envoy rejects the bootstrap pilot-agent wrote, so the sidecar crashes at start (CrashLoopBackOff).";

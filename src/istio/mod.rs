@@ -11,6 +11,7 @@ pub mod istiod;
 pub mod mesh_networks;
 pub mod mtls;
 pub mod protocol;
+pub mod re2;
 pub mod revisions;
 pub mod routing;
 pub mod sidecar;

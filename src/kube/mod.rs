@@ -1,8 +1,10 @@
-//! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation, the init phase of a pod, its stage of life (`lifecycle`).
+//! Kubernetes knowledge, pure: the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation, the API server's rules for an object's identity and metadata (`object_rules`), the CRDs' OpenAPI schemas and their validation (`openapi`), the init phase of a pod, its stage of life (`lifecycle`).
 
 pub mod init;
 pub mod label_index;
 pub mod lifecycle;
 pub mod netpol;
+pub mod object_rules;
+pub mod openapi;
 pub mod selector;
 pub mod snapshot;

@@ -200,6 +200,15 @@ pub struct CrdMeta {
     pub metadata: ObjectMeta,
 }
 
+impl Object for crate::kube::object_rules::Rejection {
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+}
+
 impl Object for CrdMeta {
     fn kind(&self) -> &str {
         "CustomResourceDefinition"
@@ -250,6 +259,9 @@ pub struct Snapshot {
     /// The MeshNetworks given with `--mesh-networks` (its file and lines kept). Without it, the
     /// `istio` ConfigMap's `meshNetworks` key among `config_maps` is read.
     pub mesh_networks: Option<Located<serde_json::Value>>,
+    /// Files: the objects `kubectl apply` would refuse for their identity or metadata (of
+    /// every kind, analysed or not), with the rules they break.
+    pub rejections: Vec<Located<crate::kube::object_rules::Rejection>>,
     /// Which kinds are present at all. An analyzer whose inputs are missing is skipped, and
     /// the report says so (for example when RBAC forbids listing a kind).
     pub unavailable: BTreeMap<&'static str, String>,
@@ -360,6 +372,7 @@ impl Snapshot {
         append(&mut self.config, other.config);
         append(&mut self.secrets, other.secrets);
         append(&mut self.nodes, other.nodes);
+        append(&mut self.rejections, other.rejections);
         append(&mut self.pods_beyond_scope, other.pods_beyond_scope);
         append(&mut self.services_beyond_scope, other.services_beyond_scope);
         append(

@@ -495,6 +495,7 @@ fn add_object(
         stats.system += 1;
         return Ok(());
     }
+    reject(&value, &lines, line, file, &kind, snapshot);
     if !is_analysed(&kind, &api_version) && !is_mesh_group(&api_version) && !kind.is_empty() {
         *stats.other_kinds.entry(kind.clone()).or_default() += 1;
         return Ok(());
@@ -580,6 +581,60 @@ fn add_object(
         }
     }
     Ok(())
+}
+
+/// Keeps the rules of Kubernetes' own that the document breaks (`kube::object_rules`), each
+/// with the line of the node it cites (or the nearest node above it that is in the file).
+fn reject(
+    value: &Value,
+    lines: &LineTree,
+    line: Option<u32>,
+    file: &Arc<str>,
+    kind: &str,
+    snapshot: &mut Snapshot,
+) {
+    let violations = crate::kube::object_rules::check(value);
+    if violations.is_empty() {
+        return;
+    }
+    let metadata = ObjectMeta {
+        name: value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        namespace: value
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        ..ObjectMeta::default()
+    };
+    let violations = violations
+        .into_iter()
+        .map(|v| {
+            let mut node = lines;
+            for key in &v.at {
+                match node.key(key) {
+                    Some(next) => node = next,
+                    None => break,
+                }
+            }
+            let at = line.map(|_| node.line);
+            (v, at)
+        })
+        .collect();
+    snapshot.rejections.push(Located {
+        object: crate::kube::object_rules::Rejection {
+            kind: kind.to_string(),
+            metadata,
+            violations,
+        },
+        origin: Origin {
+            file: Some(file.clone()),
+            line,
+            lines: None,
+            cluster: None,
+        },
+    });
 }
 
 fn location(file: &str, line: Option<u32>) -> String {

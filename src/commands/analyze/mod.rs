@@ -117,6 +117,28 @@ fn nothing_to_analyse(paths: &[PathBuf], recursive: bool, stats: &files::LoadSta
     Error::Data(format!("nothing to analyse in {inputs}: {why}"))
 }
 
+/// The schemas `crd-schemas` checks, and each CEL rule of theirs it does not evaluate, with
+/// the kinds that carry it.
+fn crd_schema_notes() -> String {
+    use crate::kube::openapi;
+    let mut rules: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        std::collections::BTreeMap::new();
+    for (kind, rule) in openapi::cel_rules() {
+        let kind = kind.rsplit('/').next().unwrap_or("").to_string();
+        rules.entry(rule).or_default().insert(kind);
+    }
+    let mut out = format!("    schemas: {}\n", openapi::RELEASES.join(", "));
+    out.push_str(&format!(
+        "    not checked: the {} CEL rules (x-kubernetes-validations) of these CRDs:\n",
+        rules.len()
+    ));
+    for (rule, kinds) in rules {
+        let kinds: Vec<String> = kinds.into_iter().collect();
+        out.push_str(&format!("      - {rule} ({})\n", kinds.join(", ")));
+    }
+    out
+}
+
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
     if request.list_analyzers {
         let mut out = String::new();
@@ -128,6 +150,9 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
                 a.codes.join(", "),
                 a.needs.join(", ")
             ));
+            if a.name == "crd-schemas" {
+                out.push_str(&crd_schema_notes());
+            }
             if !analyzers::on_by_default(a) {
                 out.push_str("    off by default: runs only when named with --analyzer\n");
             }
@@ -181,7 +206,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
             objects = stats.objects,
             "read manifests"
         );
-        if stats.objects == 0 {
+        if stats.objects == 0 && from_files.rejections.is_empty() {
             return Err(nothing_to_analyse(paths, request.recursive, &stats));
         }
         if let Some(line) = stats.not_analysed_line() {

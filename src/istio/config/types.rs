@@ -177,6 +177,8 @@ pub struct TrafficPolicy {
 pub struct PortTrafficPolicy {
     pub port: Option<PortSelector>,
     pub tls: Option<ClientTls>,
+    pub outlier_detection: Option<serde_json::Value>,
+    pub connection_pool: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -21,6 +21,7 @@ pub mod mesh_networks;
 pub mod mtls;
 pub mod multicluster;
 pub mod multicluster_service;
+pub mod object_rules;
 pub mod port_names;
 pub mod proxy_image;
 pub mod revisions;
@@ -71,6 +72,20 @@ pub struct Analyzer {
 
 /// Every analyzer of mesh-doctor's own, in the order they run (then [`istio_table::ANALYZERS`]).
 pub const OWN_ANALYZERS: &[Analyzer] = &[
+    Analyzer {
+        name: "object-rules",
+        description: "Files: objects kubectl apply would refuse for Kubernetes' own rules (apiVersion, kind, name, namespace, labels, annotation keys), every kind",
+        codes: &["MD0003"],
+        needs: &[],
+        run: Run::Snapshot(object_rules::analyze),
+    },
+    Analyzer {
+        name: "crd-schemas",
+        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, bounds, lengths, item counts, oneOf)",
+        codes: &["MD0003"],
+        needs: &[],
+        run: Run::Snapshot(object_rules::crd_schemas),
+    },
     Analyzer {
         name: "injection",
         description: "Namespaces and pods that are (not) enabled for sidecar injection",

@@ -312,13 +312,88 @@ fn client_tls(tls: &crate::istio::config::ClientTls, errors: &mut Vec<String>) {
 }
 
 fn traffic_policy(policy: &crate::istio::config::TrafficPolicy, errors: &mut Vec<String>) {
+    outlier_detection(policy.outlier_detection.as_ref(), errors);
+    connection_pool(policy.connection_pool.as_ref(), errors);
     if let Some(tls) = &policy.tls {
         client_tls(tls, errors);
     }
     for p in &policy.port_level_settings {
+        outlier_detection(p.outlier_detection.as_ref(), errors);
+        connection_pool(p.connection_pool.as_ref(), errors);
         if let Some(tls) = &p.tls {
             client_tls(tls, errors);
         }
+    }
+}
+
+fn int_at(value: &Value, path: &str) -> i64 {
+    value.pointer(path).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// `validateOutlierDetection`'s errors (its durations and the deprecation warning aside).
+fn outlier_detection(outlier: Option<&Value>, errors: &mut Vec<String>) {
+    let Some(outlier) = outlier.filter(|o| o.is_object()) else {
+        return;
+    };
+    let split = outlier
+        .get("splitExternalLocalOriginErrors")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if !split && int_at(outlier, "/consecutiveLocalOriginFailures") > 0 {
+        errors.push("outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false".into());
+    }
+    for key in ["/maxEjectionPercent", "/minHealthPercent"] {
+        let value = int_at(outlier, key);
+        if !(0..=100).contains(&value) {
+            errors.push(format!("percentage {value} is not in range 0..100"));
+        }
+    }
+}
+
+/// `validateConnectionPool`'s errors (its durations aside).
+fn connection_pool(pool: Option<&Value>, errors: &mut Vec<String>) {
+    let Some(pool) = pool.filter(|p| p.is_object()) else {
+        return;
+    };
+    let http = pool.get("http").filter(|h| !h.is_null());
+    let tcp = pool.get("tcp").filter(|t| !t.is_null());
+    if http.is_none() && tcp.is_none() {
+        errors.push("connection pool must have at least one field".into());
+        return;
+    }
+    if let Some(http) = http {
+        for (key, what) in [
+            ("/http1MaxPendingRequests", "http1 max pending requests"),
+            ("/http2MaxRequests", "http2 max requests"),
+            ("/maxRequestsPerConnection", "max requests per connection"),
+            ("/maxRetries", "max retries"),
+        ] {
+            if int_at(http, key) < 0 {
+                errors.push(format!("{what} must be non-negative"));
+            }
+        }
+        let upgrade = http.get("h2UpgradePolicy").and_then(Value::as_str) == Some("UPGRADE");
+        if upgrade && http.get("useClientProtocol").and_then(Value::as_bool) == Some(true) {
+            errors.push(
+                "use client protocol must not be true when H2UpgradePolicy is UPGRADE".into(),
+            );
+        }
+        if int_at(http, "/maxConcurrentStreams") < 0 {
+            errors.push("max concurrent streams must be non-negative".into());
+        }
+        if let Some(keepalive) = http.get("http2KeepAlive").filter(|k| k.is_object()) {
+            if keepalive.get("interval").is_none_or(Value::is_null) {
+                errors.push("http2 keepalive interval is required".into());
+            }
+            if keepalive.get("timeout").is_none_or(Value::is_null) {
+                errors.push("http2 keepalive timeout is required".into());
+            }
+        }
+    }
+    if let Some(tcp) = tcp
+        && int_at(tcp, "/maxConnections") < 0
+    {
+        errors.push("max connections must be non-negative".into());
     }
 }
 

@@ -44,6 +44,7 @@ struct HttpRoute {
     headers: Option<Headers>,
     mirror_percent: Option<Value>,
     mirror_percentage: Option<Percent>,
+    cors_policy: Option<CorsPolicy>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,8 +88,75 @@ struct HttpMatch {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct StringMatch {
+    exact: Option<String>,
     prefix: Option<String>,
     regex: Option<String>,
+}
+
+/// The parts of a CORS policy Istio's webhook checks here.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct CorsPolicy {
+    allow_origins: Vec<Option<StringMatch>>,
+    allow_methods: Vec<String>,
+}
+
+/// `validateHTTPRewrite`, with `validateURIRegexRewrite` (its error joined under Go's
+/// `errors.Join`, one line each).
+fn http_rewrite(rewrite: &Value) -> Option<String> {
+    let text = |key: &str| rewrite.get(key).and_then(Value::as_str).unwrap_or("");
+    let regex = rewrite.get("uriRegexRewrite").filter(|r| !r.is_null());
+    if !text("uri").is_empty() && regex.is_some() {
+        return Some("rewrite may only contain one of URI or UriRegexRewrite".into());
+    }
+    if text("uri").is_empty() && regex.is_none() && text("authority").is_empty() {
+        return Some("rewrite must specify at least one of URI, UriRegexRewrite, or authority. Only one of URI or UriRegexRewrite may be specified".into());
+    }
+    let regex = regex?;
+    let field = |key: &str| regex.get(key).and_then(Value::as_str).unwrap_or("");
+    let error = if field("match").is_empty() || field("rewrite").is_empty() {
+        "UriRegexRewrite requires both Rewrite and Match fields to be specified".to_string()
+    } else {
+        let place = "HTTPRewrite.UriRegexRewrite.Match";
+        if field("match").len() > 1024 {
+            format!("{place:?}: regex is too large, max length allowed is 1024")
+        } else {
+            let e = crate::istio::re2::go_compile_error(field("match"))?;
+            format!(
+                "{place:?}: {e}; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)"
+            )
+        }
+    };
+    Some(format!("UriRegexRewrite has errors\n{error}"))
+}
+
+/// `supportedCORSMethods`: Go's `http.Method*` and `*`.
+const CORS_METHODS: &[&str] = &[
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE", "*",
+];
+
+/// `validateCORSPolicy`'s origins (`validateAllowOrigins`) and methods.
+fn cors_policy(policy: &CorsPolicy, v: &mut Validation) {
+    for origin in policy.allow_origins.iter().flatten() {
+        let given = origin
+            .exact
+            .as_deref()
+            .or(origin.prefix.as_deref())
+            .or(origin.regex.as_deref())
+            .unwrap_or("");
+        if given.is_empty() {
+            v.error(format!(
+                "'{given}' is not a valid match type for CORS allow origins"
+            ));
+            continue;
+        }
+        v.check(string_match_regexp(Some(origin), "corsPolicy.allowOrigins"));
+    }
+    for method in &policy.allow_methods {
+        if !CORS_METHODS.contains(&method.as_str()) {
+            v.error(format!("{method:?} is not a supported HTTP method"));
+        }
+    }
 }
 
 /// A TLS or TCP route.
@@ -376,6 +444,12 @@ fn target(d: &Target, v: &mut Validation) {
 /// mirrors) that are not about weights; regexes are only checked for emptiness and length.
 fn http_route(http: &HttpRoute, delegate: bool, v: &mut Validation) {
     route_conflicts(http, delegate, v);
+    if let Some(policy) = &http.cors_policy {
+        cors_policy(policy, v);
+    }
+    if let Some(rewrite) = &http.rewrite {
+        v.check(http_rewrite(rewrite));
+    }
     for m in http.matches.iter().flatten() {
         for (name, header) in &m.headers {
             if header.is_none() {
@@ -523,13 +597,22 @@ fn string_match(m: Option<&StringMatch>, place: &str) -> Option<String> {
     string_match_regexp(Some(m), place)
 }
 
-/// `validateStringMatchRegexp`, without the RE2 compilation (empty and length only).
+/// `validateStringMatchRegexp`: empty, too long, or not RE2 (`istio::re2`, Go's words).
 fn string_match_regexp(m: Option<&StringMatch>, place: &str) -> Option<String> {
     let re = m?.regex.as_deref()?;
     if re.is_empty() {
         return Some(format!("{place:?}: regex string match should not be empty"));
     }
-    (re.len() > 1024).then(|| format!("{place:?}: regex is too large, max length allowed is 1024"))
+    if re.len() > 1024 {
+        return Some(format!(
+            "{place:?}: regex is too large, max length allowed is 1024"
+        ));
+    }
+    crate::istio::re2::go_compile_error(re).map(|e| {
+        format!(
+            "{place:?}: {e}; Istio uses RE2 style regex-based match (https://github.com/google/re2/wiki/Syntax)"
+        )
+    })
 }
 
 const PSEUDO_HEADERS: &[&str] = &[":method", ":scheme", ":authority", ":path", ":status"];

@@ -1,0 +1,547 @@
+//! The OpenAPI v3 schemas of the CustomResourceDefinitions the tests install (Istio's and the
+//! Gateway API's, one file per release in `crd_schemas/`, source and licence in its README),
+//! and the API server's validation of a custom resource's `spec` against them, with the API
+//! server's wording (Kubernetes 1.34, measured with `kubectl apply --dry-run=server`).
+//!
+//! Checked: unknown fields where the schema is structural (kubectl's strict field validation:
+//! the object is refused on them alone), types, `nullable`, `enum`, `required` (a field with a
+//! `default` is filled in first), `pattern`, `minimum`/`maximum` (and exclusive), `minLength`/
+//! `maxLength`, `minItems`/`maxItems`, `maxProperties`, `additionalProperties`, `allOf`, and
+//! `oneOf` with two or more alternatives valid. Not checked: `format`, list types (duplicates
+//! of a set or a map list) and the CEL rules (`x-kubernetes-validations`), counted by
+//! [`cel_rules`]. Pure: the schema files are compiled in.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+use super::object_rules::go_quote;
+
+/// The schema files, one per release.
+const FILES: &[&str] = &[
+    include_str!("crd_schemas/istio-1.31.0-dev-eed52ebb.json"),
+    include_str!("crd_schemas/gateway-api-v1.6.0.json"),
+];
+
+/// The releases whose schemas are compiled in (for `--list-analyzers` and the docs).
+pub const RELEASES: &[&str] = &["Istio 1.31.0-dev-eed52ebb", "Gateway API v1.6.0 (standard)"];
+
+struct Catalog {
+    /// `group/version/Kind` -> the object's schema.
+    kinds: HashMap<String, Value>,
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let mut kinds = HashMap::new();
+        for file in FILES {
+            // The files are ours and tested (`tests`): a broken one is a build mistake.
+            let Ok(doc) = serde_json::from_str::<Value>(file) else {
+                continue;
+            };
+            let schemas = doc["schemas"].as_array().cloned().unwrap_or_default();
+            if let Some(map) = doc["kinds"].as_object() {
+                for (key, at) in map {
+                    if let Some(schema) = at.as_u64().and_then(|i| schemas.get(i as usize)) {
+                        kinds.insert(key.clone(), schema.clone());
+                    }
+                }
+            }
+        }
+        Catalog { kinds }
+    })
+}
+
+/// The schema of a kind's object, when one of the compiled-in CRDs defines it.
+pub fn schema_of(api_version: &str, kind: &str) -> Option<&'static Value> {
+    catalog().kinds.get(&format!("{api_version}/{kind}"))
+}
+
+/// The CEL rules (`x-kubernetes-validations`) of every compiled-in kind, which are not
+/// evaluated: (`group/version/Kind`, the rule's message or, without one, the rule).
+pub fn cel_rules() -> Vec<(String, String)> {
+    fn walk(node: &Value, kind: &str, out: &mut Vec<(String, String)>) {
+        match node {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if key == "x-kubernetes-validations" {
+                        for rule in value.as_array().into_iter().flatten() {
+                            let text = rule
+                                .get("message")
+                                .or_else(|| rule.get("rule"))
+                                .and_then(Value::as_str)
+                                .unwrap_or("");
+                            out.push((kind.to_string(), text.to_string()));
+                        }
+                    } else {
+                        walk(value, kind, out);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, kind, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let mut kinds: Vec<(&String, &Value)> = catalog().kinds.iter().collect();
+    kinds.sort_by_key(|(k, _)| *k);
+    for (kind, schema) in kinds {
+        walk(schema, kind, &mut out);
+    }
+    out
+}
+
+/// One step of a field path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// A field path as the API server prints it: `spec.http[0].timeout`.
+pub fn path_text(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// One schema error: the path of the field and the API server's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    pub path: Vec<Step>,
+    pub message: String,
+}
+
+/// The errors of an object's `spec` against its kind's schema. Unknown fields come alone, as
+/// the API server refuses the object on decoding, before it validates anything else.
+pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
+    let Some(spec_schema) = schema.pointer("/properties/spec") else {
+        return Vec::new();
+    };
+    let path = vec![Step::Key("spec".into())];
+    let mut unknown = Vec::new();
+    unknown_fields(spec_schema, spec, &path, &mut unknown);
+    if !unknown.is_empty() {
+        return unknown;
+    }
+    let mut out = Vec::new();
+    if !spec.is_null() {
+        check(spec_schema, spec, &path, &mut out);
+    }
+    out
+}
+
+fn child(path: &[Step], step: Step) -> Vec<Step> {
+    let mut p = path.to_vec();
+    p.push(step);
+    p
+}
+
+fn preserves_unknown(schema: &Value) -> bool {
+    schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+}
+
+fn unknown_fields(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError>) {
+    match value {
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties");
+            for (key, v) in map {
+                let here = child(path, Step::Key(key.clone()));
+                if let Some(sub) = properties.and_then(|p| p.get(key)) {
+                    unknown_fields(sub, v, &here, out);
+                } else if let Some(sub) = additional.filter(|a| a.is_object()) {
+                    unknown_fields(sub, v, &here, out);
+                } else if properties.is_some() && !preserves_unknown(schema) {
+                    out.push(SchemaError {
+                        message: format!(
+                            "strict decoding error: unknown field {}",
+                            go_quote(&path_text(&here))
+                        ),
+                        path: here,
+                    });
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    unknown_fields(sub, item, &child(path, Step::Index(i)), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The JSON type name the API server uses for a value.
+fn type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn fits(expected: &str, value: &Value) -> bool {
+    match expected {
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "integer" => matches!(value, Value::Number(n) if n.is_i64() || n.is_u64()),
+        "number" => value.is_number(),
+        _ => true,
+    }
+}
+
+/// A value as the API server prints it after `Invalid value:`.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(s) => go_quote(s),
+        Value::Object(_) | Value::Array(_) => go_quote(type_of(value)),
+        other => other.to_string(),
+    }
+}
+
+fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError>) {
+    let at = path_text(path);
+    let mut push = |message: String| {
+        out.push(SchemaError {
+            path: path.to_vec(),
+            message,
+        })
+    };
+    if value.is_null() {
+        // A null is dropped for a field that is not nullable, never refused (measured on
+        // no case that refuses it): said as nothing rather than guessed.
+        return;
+    }
+    let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    // A value of the wrong type is also checked against the enum (measured: both are said).
+    let wrong_type = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|expected| !int_or_string && !fits(expected, value));
+    if let Some(expected) = wrong_type {
+        let actual = type_of(value);
+        push(format!(
+            "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
+        ));
+    }
+    if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        let supported: Vec<String> = options.iter().map(shown).collect();
+        push(format!(
+            "{at}: Unsupported value: {}: supported values: {}",
+            shown(value),
+            supported.join(", ")
+        ));
+    }
+    if wrong_type.is_some() {
+        return;
+    }
+    match value {
+        Value::String(s) => string_rules(schema, s, &at, &mut push),
+        Value::Number(n) => number_rules(schema, n, &at, &mut push),
+        Value::Array(items) => {
+            let n = items.len() as u64;
+            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                && n > max
+            {
+                push(format!(
+                    "{at}: Too many: {n}: must have at most {max} items"
+                ));
+            }
+            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                && n < min
+            {
+                push(format!(
+                    "{at}: Invalid value: {n}: {at} in body should have at least {min} items"
+                ));
+            }
+        }
+        Value::Object(map) => object_rules(schema, map, path, &at, out),
+        _ => {}
+    }
+    if let Value::Array(items) = value
+        && let Some(sub) = schema.get("items")
+    {
+        for (i, item) in items.iter().enumerate() {
+            check(sub, item, &child(path, Step::Index(i)), out);
+        }
+    }
+    for sub in schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        check(sub, value, path, out);
+    }
+    if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
+        let valid = alternatives.iter().filter(|s| is_valid(s, value)).count();
+        if valid >= 2 {
+            out.push(SchemaError {
+                path: path.to_vec(),
+                message: format!(
+                    "<nil>: Invalid value: \"\": \"{at}\" must validate one and only one schema (oneOf). Found {valid} valid alternatives"
+                ),
+            });
+        }
+    }
+}
+
+/// True when the value meets the schema (for `oneOf`, `anyOf` and `not`).
+fn is_valid(schema: &Value, value: &Value) -> bool {
+    let mut errors = Vec::new();
+    check(schema, value, &[], &mut errors);
+    if !errors.is_empty() {
+        return false;
+    }
+    if let Some(any) = schema.get("anyOf").and_then(Value::as_array)
+        && !any.iter().any(|s| is_valid(s, value))
+    {
+        return false;
+    }
+    if let Some(not) = schema.get("not")
+        && is_valid(not, value)
+    {
+        return false;
+    }
+    true
+}
+
+fn object_rules(
+    schema: &Value,
+    map: &Map<String, Value>,
+    path: &[Step],
+    at: &str,
+    out: &mut Vec<SchemaError>,
+) {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for key in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        let defaulted = properties
+            .and_then(|p| p.get(key))
+            .is_some_and(|p| p.get("default").is_some());
+        if !map.contains_key(key) && !defaulted {
+            let here = child(path, Step::Key(key.to_string()));
+            out.push(SchemaError {
+                message: format!("{}: Required value", path_text(&here)),
+                path: path.to_vec(),
+            });
+        }
+    }
+    let n = map.len() as u64;
+    if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+        && n > max
+    {
+        out.push(SchemaError {
+            path: path.to_vec(),
+            message: format!("{at}: Too many: {n}: must have at most {max} items"),
+        });
+    }
+    let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+    for (key, v) in map {
+        let sub = properties.and_then(|p| p.get(key)).or(additional);
+        if let Some(sub) = sub {
+            check(sub, v, &child(path, Step::Key(key.clone())), out);
+        }
+    }
+}
+
+/// The first of `maxLength`, `minLength` and `pattern` that fails, as the API server says only
+/// that one (measured: an empty string below `minLength` is not also said not to match).
+fn string_rules(schema: &Value, s: &str, at: &str, push: &mut impl FnMut(String)) {
+    let chars = s.chars().count() as u64;
+    if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+        && chars > max
+    {
+        push(format!("{at}: Too long: may not be more than {max} bytes"));
+    } else if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+        && chars < min
+    {
+        push(format!(
+            "{at}: Invalid value: {}: {at} in body should be at least {min} chars long",
+            go_quote(s)
+        ));
+    } else if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        && !matches_pattern(pattern, s)
+    {
+        push(format!(
+            "{at}: Invalid value: {}: {at} in body should match '{pattern}'",
+            go_quote(s)
+        ));
+    }
+}
+
+/// Go's RE2 `MatchString` with Rust's `regex` (the same syntax for what the CRDs use); a
+/// pattern that does not compile here is taken as matched (never a false rejection).
+fn matches_pattern(pattern: &str, s: &str) -> bool {
+    thread_local! {
+        static CACHE: std::cell::RefCell<HashMap<String, Option<regex::Regex>>> =
+            std::cell::RefCell::new(HashMap::new());
+    }
+    CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let re = cache
+            .entry(pattern.to_string())
+            .or_insert_with(|| regex::Regex::new(pattern).ok());
+        re.as_ref().is_none_or(|re| re.is_match(s))
+    })
+}
+
+fn number_rules(schema: &Value, n: &serde_json::Number, at: &str, push: &mut impl FnMut(String)) {
+    let Some(v) = n.as_f64() else { return };
+    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+    let exclusive = |key: &str| schema.get(key) == Some(&Value::Bool(true));
+    let show = |b: f64| {
+        if b.fract() == 0.0 {
+            format!("{}", b as i64)
+        } else {
+            b.to_string()
+        }
+    };
+    if let Some(min) = bound("minimum") {
+        if exclusive("exclusiveMinimum") && v <= min {
+            push(format!(
+                "{at}: Invalid value: {n}: {at} in body should be greater than {}",
+                show(min)
+            ));
+        } else if v < min {
+            push(format!(
+                "{at}: Invalid value: {n}: {at} in body should be greater than or equal to {}",
+                show(min)
+            ));
+        }
+    }
+    if let Some(max) = bound("maximum") {
+        if exclusive("exclusiveMaximum") && v >= max {
+            push(format!(
+                "{at}: Invalid value: {n}: {at} in body should be less than {}",
+                show(max)
+            ));
+        } else if v > max {
+            push(format!(
+                "{at}: Invalid value: {n}: {at} in body should be less than or equal to {}",
+                show(max)
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn errors(api_version: &str, kind: &str, spec: Value) -> Vec<String> {
+        let schema = schema_of(api_version, kind).expect("a compiled-in kind");
+        validate_spec(schema, &spec)
+            .into_iter()
+            .map(|e| e.message)
+            .collect()
+    }
+
+    #[test]
+    fn every_kind_the_files_read_has_its_schema() {
+        for (api, kind) in [
+            ("networking.istio.io/v1", "DestinationRule"),
+            ("networking.istio.io/v1alpha3", "VirtualService"),
+            ("security.istio.io/v1beta1", "AuthorizationPolicy"),
+            ("telemetry.istio.io/v1", "Telemetry"),
+            ("extensions.istio.io/v1alpha1", "WasmPlugin"),
+            ("gateway.networking.k8s.io/v1", "HTTPRoute"),
+            ("gateway.networking.k8s.io/v1", "GatewayClass"),
+        ] {
+            assert!(schema_of(api, kind).is_some(), "{api} {kind}");
+        }
+        assert!(cel_rules().len() > 100);
+    }
+
+    #[test]
+    fn a_destination_rule_with_the_api_servers_messages() {
+        let got = errors(
+            "networking.istio.io/v1",
+            "DestinationRule",
+            json!({"host": "reviews", "trafficPolicy": {
+                "outlierDetection": {"consecutive5xxErrors": -3},
+                "loadBalancer": {"simple": "FOO"},
+                "connectionPool": {"tcp": {"maxConnections": "x"}}}}),
+        );
+        assert_eq!(
+            got,
+            [
+                "spec.trafficPolicy.outlierDetection.consecutive5xxErrors: Invalid value: -3: spec.trafficPolicy.outlierDetection.consecutive5xxErrors in body should be greater than or equal to 0",
+                "spec.trafficPolicy.loadBalancer.simple: Unsupported value: \"FOO\": supported values: \"UNSPECIFIED\", \"LEAST_CONN\", \"RANDOM\", \"PASSTHROUGH\", \"ROUND_ROBIN\", \"LEAST_REQUEST\"",
+                "spec.trafficPolicy.connectionPool.tcp.maxConnections: Invalid value: \"string\": spec.trafficPolicy.connectionPool.tcp.maxConnections in body must be of type integer: \"string\"",
+            ]
+        );
+        assert_eq!(
+            errors(
+                "networking.istio.io/v1",
+                "DestinationRule",
+                json!({"trafficPolicy": {}})
+            ),
+            ["spec.host: Required value"]
+        );
+    }
+
+    #[test]
+    fn unknown_fields_come_alone() {
+        assert_eq!(
+            errors(
+                "networking.istio.io/v1",
+                "DestinationRule",
+                json!({"host": 1, "foo": 1})
+            ),
+            ["strict decoding error: unknown field \"spec.foo\""]
+        );
+    }
+
+    #[test]
+    fn gateway_api_patterns_bounds_and_one_of() {
+        let got = errors(
+            "gateway.networking.k8s.io/v1",
+            "HTTPRoute",
+            json!({"parentRefs": [{"name": "gw", "port": 0}], "hostnames": ["Bad_Host"]}),
+        );
+        assert!(got.iter().any(|m| m.starts_with("spec.hostnames[0]: Invalid value: \"Bad_Host\": spec.hostnames[0] in body should match '")), "{got:#?}");
+        assert!(got.contains(&"spec.parentRefs[0].port: Invalid value: 0: spec.parentRefs[0].port in body should be greater than or equal to 1".to_string()));
+        let got = errors(
+            "networking.istio.io/v1",
+            "VirtualService",
+            json!({"hosts": ["r"], "http": [{"match": [{"uri": {"exact": "/a", "prefix": "/b"}}],
+                "route": [{"destination": {"host": "r"}}]}]}),
+        );
+        assert_eq!(
+            got,
+            [
+                "<nil>: Invalid value: \"\": \"spec.http[0].match[0].uri\" must validate one and only one schema (oneOf). Found 2 valid alternatives"
+            ]
+        );
+    }
+}
