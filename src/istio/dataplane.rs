@@ -9,7 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
-use crate::kube::snapshot::{Object, Snapshot};
+use k8s_openapi::api::core::v1::Service;
+
+use super::config::Labels;
+use crate::kube::snapshot::{Located, Object, Snapshot};
 
 /// The annotation the CNI agent sets on a pod it has redirected to ztunnel.
 pub const AMBIENT_REDIRECTION: &str = "ambient.istio.io/redirection";
@@ -127,4 +130,80 @@ pub fn target_port(
             .find(|p| p.name.as_deref() == Some(name.as_str()))
             .and_then(|p| u32::try_from(p.container_port).ok()),
     }
+}
+
+/// One pod, or one workload's pod template, behind a Service.
+#[derive(Debug)]
+pub struct Backend<'s> {
+    /// `Deployment shop/orders` or `Pod shop/orders-1`.
+    pub what: String,
+    pub labels: &'s Labels,
+    pub spec: Option<&'s PodSpec>,
+    pub dataplane: Dataplane,
+    /// A workload's replicas (1 when unset); `None` for a pod.
+    pub replicas: Option<i32>,
+}
+
+/// The pod templates (workloads first: that is what a person changes) and the pods a Service's
+/// selector picks, in its namespace.
+pub fn service_backends<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> Vec<Backend<'s>> {
+    let ns = svc.object.namespace().unwrap_or("");
+    let Some(selector) = svc
+        .object
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.as_ref())
+        .filter(|s| !s.is_empty())
+    else {
+        return Vec::new();
+    };
+    static EMPTY: Labels = BTreeMap::new();
+    let picks = |labels: &Labels| selector.iter().all(|(k, v)| labels.get(k) == Some(v));
+    let mut out = Vec::new();
+    for w in snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.namespace() == Some(ns) && w.object.owner.is_none())
+    {
+        let meta = &w.object.template.metadata;
+        let labels = meta
+            .as_ref()
+            .and_then(|m| m.labels.as_ref())
+            .unwrap_or(&EMPTY);
+        if !picks(labels) {
+            continue;
+        }
+        let mut meta = meta.clone().unwrap_or_default();
+        meta.namespace = Some(ns.to_string());
+        let spec = w.object.template.spec.as_ref();
+        out.push(Backend {
+            what: format!("{} {ns}/{}", w.object.kind.as_str(), w.object.name()),
+            labels,
+            spec,
+            dataplane: dataplane(snapshot, &meta, spec, true),
+            replicas: Some(w.object.replicas.unwrap_or(1)),
+        });
+    }
+    for pod in snapshot
+        .pods
+        .iter()
+        .filter(|p| p.object.namespace() == Some(ns))
+    {
+        let labels = pod.object.metadata.labels.as_ref().unwrap_or(&EMPTY);
+        if picks(labels) {
+            out.push(Backend {
+                what: format!("Pod {ns}/{}", pod.object.name()),
+                labels,
+                spec: pod.object.spec.as_ref(),
+                dataplane: dataplane(
+                    snapshot,
+                    &pod.object.metadata,
+                    pod.object.spec.as_ref(),
+                    false,
+                ),
+                replicas: None,
+            });
+        }
+    }
+    out
 }

@@ -11,7 +11,7 @@ use super::network;
 use crate::envoy::upstream_tls::UpstreamTls;
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
 use crate::istio::config::{ClientTls, DestinationRule, Labels, TrafficPolicy, Typed};
-use crate::istio::dataplane::{Dataplane, dataplane, target_port, trust_domain};
+use crate::istio::dataplane::{Dataplane, dataplane, service_backends, target_port, trust_domain};
 use crate::istio::mtls::{ServerMode, destination_rule, server_mode};
 use crate::kube::snapshot::{Located, Object};
 
@@ -122,55 +122,18 @@ fn servers<'s>(
         }
         return (out, not_ready);
     }
-    let Some(selector) = spec
-        .and_then(|s| s.selector.as_ref())
-        .filter(|s| !s.is_empty())
-    else {
-        return (Vec::new(), 0);
-    };
-    let picks = |labels: &Labels| selector.iter().all(|(k, v)| labels.get(k) == Some(v));
-    let mut out = Vec::new();
-    for w in snapshot
-        .workloads
-        .iter()
-        .filter(|w| w.object.namespace() == Some(ns) && w.object.owner.is_none())
-    {
-        let meta = w.object.template.metadata.as_ref();
-        let labels = meta.and_then(|m| m.labels.as_ref()).unwrap_or(&EMPTY);
-        if !picks(labels) {
-            continue;
-        }
-        let mut meta = meta.cloned().unwrap_or_default();
-        meta.namespace = Some(ns.to_string());
-        let pod_spec = w.object.template.spec.as_ref();
-        out.push(Server {
-            what: format!("{} {ns}/{}", w.object.kind.as_str(), w.object.name()),
+    let out = service_backends(snapshot, svc)
+        .into_iter()
+        .map(|b| Server {
+            port: workload_port(b.spec),
+            what: b.what,
             namespace: ns,
-            labels,
-            dataplane: dataplane(snapshot, &meta, pod_spec, true),
+            labels: b.labels,
+            dataplane: b.dataplane,
             ips: Vec::new(),
-            port: workload_port(pod_spec),
-            replicas: Some(w.object.replicas.unwrap_or(1)),
-        });
-    }
-    for p in snapshot
-        .pods
-        .iter()
-        .filter(|p| p.object.namespace() == Some(ns))
-    {
-        let labels = p.object.metadata.labels.as_ref().unwrap_or(&EMPTY);
-        if picks(labels) {
-            out.push(Server {
-                what: format!("Pod {ns}/{}", p.object.name()),
-                namespace: ns,
-                labels,
-                dataplane: dataplane(snapshot, &p.object.metadata, p.object.spec.as_ref(), false),
-                ips: Vec::new(),
-                port: workload_port(p.object.spec.as_ref()),
-                replicas: None,
-            });
-        }
-    }
+            replicas: b.replicas,
+        })
+        .collect();
     (out, 0)
 }
 

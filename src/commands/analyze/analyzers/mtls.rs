@@ -13,85 +13,15 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{PodSpec, Service};
-
 use super::Input;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
-use crate::istio::config::Labels;
-use crate::istio::dataplane::{Dataplane, dataplane, root_namespace, target_port};
+
+use crate::istio::dataplane::{
+    Backend as Server, Dataplane, root_namespace, service_backends as servers, target_port,
+};
 use crate::istio::mtls::{ServerMode, client_tls, server_mode};
-use crate::kube::snapshot::{Located, Object, Snapshot};
-
-/// One pod, or one workload's pod template, behind a Service.
-struct Server<'s> {
-    what: String,
-    labels: &'s Labels,
-    spec: Option<&'s PodSpec>,
-    dataplane: Dataplane,
-}
-
-/// The pod templates (workloads first: that is what a person changes) and the pods a Service's
-/// selector picks, in its namespace.
-fn servers<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> Vec<Server<'s>> {
-    let ns = svc.object.namespace().unwrap_or("");
-    let Some(selector) = svc
-        .object
-        .spec
-        .as_ref()
-        .and_then(|s| s.selector.as_ref())
-        .filter(|s| !s.is_empty())
-    else {
-        return Vec::new();
-    };
-    static EMPTY: Labels = Labels::new();
-    let picks = |labels: &Labels| selector.iter().all(|(k, v)| labels.get(k) == Some(v));
-    let mut out = Vec::new();
-    for w in snapshot
-        .workloads
-        .iter()
-        .filter(|w| w.object.namespace() == Some(ns) && w.object.owner.is_none())
-    {
-        let meta = &w.object.template.metadata;
-        let labels = meta
-            .as_ref()
-            .and_then(|m| m.labels.as_ref())
-            .unwrap_or(&EMPTY);
-        if !picks(labels) {
-            continue;
-        }
-        let mut meta = meta.clone().unwrap_or_default();
-        meta.namespace = Some(ns.to_string());
-        let spec = w.object.template.spec.as_ref();
-        out.push(Server {
-            what: format!("{} {ns}/{}", w.object.kind.as_str(), w.object.name()),
-            labels,
-            spec,
-            dataplane: dataplane(snapshot, &meta, spec, true),
-        });
-    }
-    for pod in snapshot
-        .pods
-        .iter()
-        .filter(|p| p.object.namespace() == Some(ns))
-    {
-        let labels = pod.object.metadata.labels.as_ref().unwrap_or(&EMPTY);
-        if picks(labels) {
-            out.push(Server {
-                what: format!("Pod {ns}/{}", pod.object.name()),
-                labels,
-                spec: pod.object.spec.as_ref(),
-                dataplane: dataplane(
-                    snapshot,
-                    &pod.object.metadata,
-                    pod.object.spec.as_ref(),
-                    false,
-                ),
-            });
-        }
-    }
-    out
-}
+use crate::kube::snapshot::Object;
 
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
