@@ -481,6 +481,12 @@ messages! {
     MD0404 = "MD0404", "TargetedPolicyWithoutWaypoint", Warning,
         "AuthorizationPolicy %s targets %s, which %s: only a waypoint enforces a policy attached to a Service, so nothing enforces this one.",
         "An AuthorizationPolicy with targetRefs to a Service in ambient mode whose traffic goes through no usable waypoint.";
+    MD0410 = "MD0410", "CertificateExpiresSoon", Warning,
+        "The certificate %q in %s expires on %s, %s: from then on %s. %s",
+        "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) expires within 30 days.";
+    MD0411 = "MD0411", "CertificateExpired", Error,
+        "The certificate %q in %s expired on %s: %s. %s",
+        "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) has expired.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

@@ -5,6 +5,7 @@ pub mod annotations;
 pub mod application_uid;
 pub mod authn;
 pub mod authz;
+pub mod certificates;
 pub mod conditions;
 pub mod control_plane;
 pub mod deprecation;
@@ -165,6 +166,20 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: ambient::CODES,
         needs: &["namespaces", "pods", "services"],
         run: Run::Config(ambient::analyze),
+    },
+    Analyzer {
+        name: "gateway-certificates",
+        description: "Gateway certificates (the chain and, for MUTUAL, the CA certificate of the Secret a credentialName names) that expire within 30 days or have expired",
+        codes: certificates::CODES,
+        needs: &["gateways", "pods", "secrets", "pods in other namespaces"],
+        run: Run::Config(certificates::gateways),
+    },
+    Analyzer {
+        name: "mesh-root-certificate",
+        description: "The mesh's root certificate (ConfigMap istio-ca-root-cert, root-cert.pem) when it expires within 30 days or has expired",
+        codes: certificates::CODES,
+        needs: &["configmaps"],
+        run: Run::Snapshot(certificates::mesh_root),
     },
     Analyzer {
         name: "cluster-id",
