@@ -1,6 +1,7 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
 pub mod ambient;
+pub mod ambient_l7;
 pub mod annotations;
 pub mod application_uid;
 pub mod authn;
@@ -166,6 +167,13 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: ambient::CODES,
         needs: &["namespaces", "pods", "services"],
         run: Run::Config(ambient::analyze),
+    },
+    Analyzer {
+        name: "ambient-l7",
+        description: "Ambient mode: RequestAuthentications, Telemetries and WasmPlugins that select ambient workloads (nothing applies them), and routes and targetRefs for a Service of an ambient namespace without a usable waypoint",
+        codes: ambient_l7::CODES,
+        needs: &["namespaces", "pods", "services"],
+        run: Run::Config(ambient_l7::analyze),
     },
     Analyzer {
         name: "gateway-certificates",

@@ -265,6 +265,27 @@ fn ambient_context(
             ),
         },
         authorization_policies: config("AuthorizationPolicy", "authorizationpolicies"),
+        proxy_only_config: match crate::diagnosis::PROXY_ONLY_CONFIG
+            .iter()
+            .find_map(|(_, list)| unknown(list))
+        {
+            Some(reason) => Lookup::Unknown(reason),
+            None => Lookup::Found(
+                snapshot
+                    .config
+                    .iter()
+                    .filter(|c| {
+                        same_cluster(&c.origin)
+                            && crate::diagnosis::PROXY_ONLY_CONFIG
+                                .iter()
+                                .any(|(k, _)| *k == c.object.kind)
+                            && (c.object.kind == "HTTPRoute" || c.object.kind == "GRPCRoute")
+                                == crate::istio::config::gateway_api::is_gateway_api(&c.object)
+                    })
+                    .map(|c| c.object.clone())
+                    .collect(),
+            ),
+        },
         root_namespace: crate::istio::dataplane::root_namespace(snapshot).to_string(),
     }
 }
