@@ -72,3 +72,56 @@ fn the_ambient_analyzer_can_be_chosen_and_listed() {
         "{list}"
     );
 }
+
+const L7: &str = "tests/fixtures/ambient/l7.yaml";
+
+#[test]
+fn proxy_only_kinds_on_ambient_workloads_and_services_without_waypoint() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", L7]);
+    assert_eq!(code, 79, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let selects = |kind: &str, name: &str, line: u32, skips: &str| {
+        format!(
+            "Warning [MD0412] ({kind} l7/{name} {L7}:{line}) {kind} l7/{name} selects ambient workload(s) Deployment l7/web, which have no proxy of their own: ztunnel carries their traffic at L4 and does not {skips}, so nothing applies it. Attach it to a waypoint with targetRefs (kind Service or Gateway) instead of a selector, and give the workloads a waypoint (istio.io/use-waypoint) if they have none."
+        )
+    };
+    let without = |kind: &str, name: &str, line: u32, lost: &str| {
+        format!(
+            "Warning [MD0413] ({kind} l7/{name} {L7}:{line}) {kind} l7/{name} is for Service l7/web, which names no waypoint (istio.io/use-waypoint on it or its namespace): in ambient mode only a waypoint applies it, so {lost}. Give the Service a waypoint that carries its traffic (istioctl waypoint apply, then istio.io/use-waypoint on the Service or its namespace)."
+        )
+    };
+    let routes = "requests from ambient clients do not take its routes (only clients with a sidecar apply them)";
+    assert_eq!(
+        lines,
+        [
+            selects("RequestAuthentication", "jwt-web", 85, "validate JWTs"),
+            selects(
+                "Telemetry",
+                "logs-web",
+                98,
+                "apply Telemetry (HTTP metrics, access logs, tracing)"
+            ),
+            selects("WasmPlugin", "filter-web", 110, "run Wasm plugins"),
+            without("HTTPRoute", "web-split", 150, routes),
+            without(
+                "Telemetry",
+                "logs-web-service",
+                120,
+                "its telemetry is not produced"
+            ),
+            without("VirtualService", "web-retries", 135, routes),
+        ],
+        "{stdout}"
+    );
+    // The negative twins: Service api has a waypoint (jwt-api, api-retries), and jwt-shop
+    // selects workloads with a sidecar.
+    for name in ["jwt-api", "api-retries", "jwt-shop"] {
+        assert!(!stdout.contains(name), "{name}: {stdout}");
+    }
+    let (list, _, _) = run(&["analyze", "--list-analyzers"]);
+    assert!(
+        list.contains("* ambient-l7:\n    Ambient mode: RequestAuthentications")
+            && list.contains("(MD0412, MD0413)"),
+        "{list}"
+    );
+}

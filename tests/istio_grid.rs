@@ -21,23 +21,8 @@ use serde_json::Value;
 const REFERENCE: &str = "tests/fixtures/istio";
 
 /// (case name, code, origin, +1 = we report it and Istio does not / -1 = the reverse). Each
-/// line is explained in docs/compat.md under "Istio's analyzer grid".
-const KNOWN_DIFFERENCES: &[(&str, &str, &str, i32)] = &[
-    // mesh-doctor keeps a Secret's type and key names, never its values: a certificate that
-    // is not PEM, or has expired, behind usable key names is not judged.
-    (
-        "gatewaySecretValidations",
-        "IST0161",
-        "Gateway defaultgateway-invalid-keys",
-        -1,
-    ),
-    (
-        "gatewaySecretValidations",
-        "IST0161",
-        "Gateway defaultgateway-expired",
-        -1,
-    ),
-];
+/// line would be explained in docs/compat.md; none is left.
+const KNOWN_DIFFERENCES: &[(&str, &str, &str, i32)] = &[];
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(REFERENCE).join(path.replacen("testdata/", "analyzer-testdata/", 1))

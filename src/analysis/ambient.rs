@@ -31,13 +31,13 @@ use crate::kube::snapshot::{Located, Object, Snapshot};
 pub const CODES: &[&str] = &["MD0111", "MD0112", "MD0113", "MD0114", "MD0403", "MD0404"];
 
 /// A workload in ambient mode: its namespace and labels (a pod's, or a template's).
-struct AmbientWorkload<'a> {
-    namespace: &'a str,
-    labels: &'a Labels,
-    name: String,
+pub(super) struct AmbientWorkload<'a> {
+    pub(super) namespace: &'a str,
+    pub(super) labels: &'a Labels,
+    pub(super) name: String,
 }
 
-fn namespace_labels<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a Labels> {
+pub(super) fn namespace_labels<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a Labels> {
     snapshot
         .all_namespaces()
         .find(|n| n.object.name() == name)
@@ -53,7 +53,7 @@ fn injects_by_namespace(labels: Option<&Labels>) -> bool {
 
 /// The pods without sidecar and the pod templates (of workloads without pods read) that ask
 /// for ambient mode.
-fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>> {
+pub(super) fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>> {
     static EMPTY: BTreeMap<String, String> = BTreeMap::new();
     let mut out = Vec::new();
     for p in snapshot.all_pods() {
@@ -96,15 +96,29 @@ fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>> {
 }
 
 /// Whether the Gateway API Gateways and the pods were read, so a missing one means missing.
-struct Reads {
-    gateways: bool,
+pub(super) struct Reads {
+    pub(super) gateways: bool,
     /// Live objects have status and pods: Programmed and ready pods are judged too.
-    pods: bool,
+    pub(super) pods: bool,
+}
+
+impl Reads {
+    pub(super) fn of(snapshot: &Snapshot) -> Reads {
+        Reads {
+            gateways: !snapshot.unavailable.contains_key(&Kind::KubernetesGateways),
+            pods: !snapshot.unavailable.contains_key(&Kind::Pods),
+        }
+    }
 }
 
 /// Why the waypoint carries no traffic of a Service (`for_service: Some(true)`), of a
 /// workload (`Some(false)`) or of a namespace's Services and workloads (`None`).
-fn judge(input: &Input, w: &WaypointRef, live: bool, for_service: Option<bool>) -> Option<String> {
+pub(super) fn judge(
+    input: &Input,
+    w: &WaypointRef,
+    live: bool,
+    for_service: Option<bool>,
+) -> Option<String> {
     let gateway = input
         .config
         .k8s_gateways
@@ -152,10 +166,7 @@ fn judge(input: &Input, w: &WaypointRef, live: bool, for_service: Option<bool>) 
 
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
-    let reads = Reads {
-        gateways: !snapshot.unavailable.contains_key(&Kind::KubernetesGateways),
-        pods: !snapshot.unavailable.contains_key(&Kind::Pods),
-    };
+    let reads = Reads::of(snapshot);
     let workloads = ambient_workloads(snapshot);
     waypoint_users(input, &reads, &workloads, out);
     if !snapshot
@@ -302,10 +313,46 @@ fn is_ambient_namespace(n: &Namespace) -> bool {
         .is_some_and(|v| v == "ambient")
 }
 
-fn namespace_is_ambient(snapshot: &Snapshot, ns: &str) -> bool {
+pub(super) fn namespace_is_ambient(snapshot: &Snapshot, ns: &str) -> bool {
     snapshot
         .all_namespaces()
         .any(|n| n.object.name() == ns && is_ambient_namespace(&n.object))
+}
+
+/// Why a Service of an ambient namespace has no waypoint that takes its traffic (it names none,
+/// opts out, or its waypoint carries no traffic), or `None` when it has one, when its namespace
+/// is not in ambient mode, or when there is no such Service (the reference analyzers say that).
+pub(super) fn service_without_waypoint(
+    input: &Input,
+    reads: &Reads,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
+    let snapshot = input.snapshot;
+    if !namespace_is_ambient(snapshot, namespace) {
+        return None;
+    }
+    let service = snapshot
+        .all_services()
+        .find(|s| s.object.namespace() == Some(namespace) && s.object.name() == name)?;
+    match waypoint::waypoint_use(
+        service.object.metadata.labels.as_ref(),
+        "service",
+        namespace_labels(snapshot, namespace),
+        namespace,
+    ) {
+        Use::Waypoint(w) => judge(
+            input,
+            &w,
+            service.origin.file.is_none() && reads.pods,
+            Some(true),
+        )
+        .map(|problem| format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)),
+        Use::OptedOut => Some("opts out of waypoints (istio.io/use-waypoint=none)".to_string()),
+        Use::Unset => {
+            Some("names no waypoint (istio.io/use-waypoint on it or its namespace)".to_string())
+        }
+    }
 }
 
 /// MD0403 and MD0404.
@@ -330,41 +377,8 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
                 } else {
                     r.namespace.as_str()
                 };
-                if !namespace_is_ambient(snapshot, target_ns) {
+                let Some(why) = service_without_waypoint(input, reads, target_ns, &r.name) else {
                     continue;
-                }
-                let Some(service) = snapshot
-                    .all_services()
-                    .find(|s| s.object.namespace() == Some(target_ns) && s.object.name() == r.name)
-                else {
-                    continue; // a missing target is the reference analyzers' business
-                };
-                let why = match waypoint::waypoint_use(
-                    service.object.metadata.labels.as_ref(),
-                    "service",
-                    namespace_labels(snapshot, target_ns),
-                    target_ns,
-                ) {
-                    Use::Waypoint(w) => {
-                        match judge(
-                            input,
-                            &w,
-                            service.origin.file.is_none() && reads.pods,
-                            Some(true),
-                        ) {
-                            Some(problem) => {
-                                format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)
-                            }
-                            None => continue,
-                        }
-                    }
-                    Use::OptedOut => {
-                        "opts out of waypoints (istio.io/use-waypoint=none)".to_string()
-                    }
-                    Use::Unset => {
-                        "names no waypoint (istio.io/use-waypoint on it or its namespace)"
-                            .to_string()
-                    }
                 };
                 out.push(Finding::new(
                     messages::MD0404,

@@ -11,9 +11,10 @@ use super::virtualservice::{full_name, short_or_full};
 use crate::findings::messages::{self, Arg};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Gateway, Labels, ServerTls, Typed};
+use crate::istio::credentials;
 use crate::kube::label_index::LabelIndex;
 use crate::kube::selector::labels_match;
-use crate::kube::snapshot::{Object, PodLabels};
+use crate::kube::snapshot::{Located, Object, PodLabels, SecretKeys};
 
 /// A map selector as Kubernetes prints it: `a=b,c=d`, sorted; empty for "everything".
 pub fn selector_string(selector: &Labels) -> String {
@@ -124,51 +125,81 @@ pub fn ingress_gateway_ports(input: &Input, out: &mut Vec<Finding>) {
     }
 }
 
-/// The keys Istio accepts for a Gateway credential: `cert`/`key` or `tls.crt`/`tls.key`.
-pub fn credential_keys_usable(keys: &[String]) -> bool {
-    let has = |k: &str| keys.iter().any(|x| x == k);
-    (has("cert") && has("key")) || (has("tls.crt") && has("tls.key"))
+/// The namespace of the workload a Gateway selects (real pods, as Istio reads them): where its
+/// `credentialName` Secrets are. `None` when the selector matches no pod.
+pub fn workload_namespace<'s>(input: &Input<'s>, gw: &Typed<Gateway>) -> Option<&'s str> {
+    let empty = Labels::new();
+    let selector = selector_of(gw, &empty);
+    input
+        .snapshot
+        .all_pods()
+        .find(|p| {
+            labels_match(
+                selector,
+                p.object.metadata.labels.as_ref().unwrap_or(&empty),
+            )
+        })
+        .map(|p| p.object.namespace().unwrap_or(""))
+}
+
+/// The Secret a `credentialName` names, resolved as Istio does (`ns/name`, else the gateway
+/// workload's namespace).
+pub fn credential_secret<'s>(
+    input: &Input<'s>,
+    gw_ns: &str,
+    credential_name: &str,
+) -> Option<&'s Located<SecretKeys>> {
+    let (ns, name) = short_or_full(gw_ns, credential_name);
+    input
+        .snapshot
+        .secrets
+        .iter()
+        .find(|s| s.object.namespace().unwrap_or("") == ns && s.object.name() == name)
+}
+
+/// True when istiod refuses the credential: no usable key pair, or a certificate chain
+/// `ValidateCertificate` refuses (at the snapshot's time; without one, only its form is
+/// judged). A chain whose facts were not read is not judged.
+pub fn credential_refused(secret: &SecretKeys, now: Option<jiff::Timestamp>) -> bool {
+    let Some(key) = credentials::chain_key(secret) else {
+        return true;
+    };
+    let Some(chain) = secret.certificates.get(key) else {
+        return false;
+    };
+    match now {
+        Some(now) => credentials::refused(chain, now).is_some(),
+        None => credentials::refused_form(chain).is_some(),
+    }
 }
 
 /// `gateway.SecretAnalyzer`.
 pub fn secrets(input: &Input, out: &mut Vec<Finding>) {
     let empty = Labels::new();
     for gw in &input.config.gateways {
-        let selector = selector_of(gw, &empty);
-        // The namespace of the workload the Gateway selects (real pods, as Istio reads them).
-        let Some(pod) = input.snapshot.all_pods().find(|p| {
-            labels_match(
-                selector,
-                p.object.metadata.labels.as_ref().unwrap_or(&empty),
-            )
-        }) else {
-            out.push(selector_not_found(gw, selector));
+        let Some(gw_ns) = workload_namespace(input, gw) else {
+            out.push(selector_not_found(gw, selector_of(gw, &empty)));
             continue;
         };
-        let gw_ns = pod.object.namespace().unwrap_or("");
         for (i, server) in gw.spec.servers.iter().enumerate() {
             let Some(tls) = &server.tls else { continue };
             if tls.credential_name.is_empty() {
                 continue;
             }
             let path = format!("spec.servers[{i}].tls.credentialName");
-            let (ns, name) = short_or_full(gw_ns, &tls.credential_name);
-            let secret = input
-                .snapshot
-                .secrets
-                .iter()
-                .find(|s| s.object.namespace().unwrap_or("") == ns && s.object.name() == name);
-            match secret {
+            match credential_secret(input, gw_ns, &tls.credential_name) {
                 None => out.push(Finding::new(
                     messages::IST0101,
                     Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
                     &["credentialName".into(), Arg::from(&tls.credential_name)],
                 )),
-                Some(s) if !credential_keys_usable(&s.object.keys) => out.push(Finding::new(
-                    messages::IST0161,
-                    Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
-                    &[gw.name().into(), gw_ns.into()],
-                )),
+                Some(s) if credential_refused(&s.object, input.snapshot.read_at) => {
+                    out.push(Finding::new(
+                        messages::IST0161,
+                        Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
+                        &[gw.name().into(), gw_ns.into()],
+                    ))
+                }
                 Some(_) => {}
             }
         }

@@ -1,10 +1,12 @@
 //! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
 
 pub mod ambient;
+pub mod ambient_l7;
 pub mod annotations;
 pub mod application_uid;
 pub mod authn;
 pub mod authz;
+pub mod certificates;
 pub mod conditions;
 pub mod control_plane;
 pub mod deprecation;
@@ -245,6 +247,53 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         run: Run::Config(ambient::analyze),
     },
     Analyzer {
+        name: "ambient-l7",
+        istio_name: None,
+        on_by_default: true,
+        description: "Ambient mode: RequestAuthentications, Telemetries and WasmPlugins that select ambient workloads (nothing applies them), and routes and targetRefs for a Service of an ambient namespace without a usable waypoint",
+        codes: ambient_l7::CODES,
+        needs: &[
+            Kind::Namespaces,
+            Kind::Pods,
+            Kind::Services,
+            Kind::RequestAuthentications,
+            Kind::Telemetries,
+            Kind::WasmPlugins,
+            Kind::VirtualServices,
+            Kind::HttpRoutes,
+            Kind::GrpcRoutes,
+            Kind::KubernetesGateways,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(ambient_l7::analyze),
+    },
+    Analyzer {
+        name: "gateway-certificates",
+        istio_name: None,
+        on_by_default: true,
+        description: "Gateway certificates (the chain and, for MUTUAL, the CA certificate of the Secret a credentialName names) that expire within 30 days or have expired",
+        codes: certificates::CODES,
+        needs: &[
+            Kind::Gateways,
+            Kind::Pods,
+            Kind::Secrets,
+            Kind::PodsBeyondScope,
+        ],
+        run: Run::Config(certificates::gateways),
+    },
+    Analyzer {
+        name: "mesh-root-certificate",
+        istio_name: None,
+        on_by_default: true,
+        description: "The mesh's root certificate (ConfigMap istio-ca-root-cert, root-cert.pem) when it expires within 30 days or has expired",
+        codes: certificates::CODES,
+        needs: &[Kind::ConfigMaps],
+        run: Run::Snapshot(certificates::mesh_root),
+    },
+    Analyzer {
         name: "cluster-id",
         istio_name: None,
         on_by_default: true,
@@ -359,7 +408,10 @@ mod tests {
 
     #[test]
     fn names_find_analyzers_and_the_selection_follows_the_defaults() {
-        assert_eq!(find("injection.Analyzer").map(|a| a.name), Some("injection"));
+        assert_eq!(
+            find("injection.Analyzer").map(|a| a.name),
+            Some("injection")
+        );
         assert_eq!(find("sidecar-runtime").map(|a| a.probes()), Some(true));
         assert!(find("no-such-analyzer").is_none());
         let alpha = find("annotations.AlphaAnalyzer").unwrap();

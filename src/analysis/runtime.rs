@@ -266,6 +266,27 @@ fn ambient_context(
             ),
         },
         authorization_policies: config(Kind::AuthorizationPolicies),
+        proxy_only_config: match crate::diagnosis::PROXY_ONLY_CONFIG
+            .iter()
+            .find_map(|kind| unknown(*kind))
+        {
+            Some(reason) => Lookup::Unknown(reason),
+            None => Lookup::Found(
+                snapshot
+                    .config
+                    .iter()
+                    .filter(|c| {
+                        same_cluster(&c.origin)
+                            && crate::istio::config::config_kind(
+                                &c.object.api_version,
+                                &c.object.kind,
+                            )
+                            .is_some_and(|k| crate::diagnosis::PROXY_ONLY_CONFIG.contains(&k))
+                    })
+                    .map(|c| c.object.clone())
+                    .collect(),
+            ),
+        },
         root_namespace: crate::istio::dataplane::root_namespace(snapshot).to_string(),
     }
 }

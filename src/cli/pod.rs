@@ -24,7 +24,9 @@ What it checks:
                    agent's ambient.istio.io/redirection: enabled, a ready ztunnel and the CNI
                    agent on its node), or not and why (MD0111); also a sidecar (MD0112);
                    a waypoint it uses that carries no traffic (MD0113); AuthorizationPolicies
-                   that ztunnel does not enforce as written (MD0403, MD0404)
+                   that ztunnel does not enforce as written (MD0403, MD0404);
+                   RequestAuthentications, Telemetries, WasmPlugins and routes for it that
+                   no proxy applies without a waypoint (MD0412, MD0413)
   starting         not ready yet, but within the startup grace (istio-proxy's readiness probe:
                    initialDelaySeconds + periodSeconds x failureThreshold, else 60s): no finding
   crash            OOMKilled (memory limit, MD0108), image cannot be pulled (MD0108), exits

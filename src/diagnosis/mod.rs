@@ -121,9 +121,22 @@ pub struct AmbientContext {
     pub gateway_pods: Lookup<Vec<Pod>>,
     /// The AuthorizationPolicies of the pod's namespace and of the root namespace.
     pub authorization_policies: Lookup<Vec<crate::kube::snapshot::ConfigObject>>,
+    /// The objects only a proxy applies ([`PROXY_ONLY_CONFIG`]), of every namespace.
+    pub proxy_only_config: Lookup<Vec<crate::kube::snapshot::ConfigObject>>,
     /// The mesh's root namespace: its AuthorizationPolicies without selector apply mesh-wide.
     pub root_namespace: String,
 }
+
+/// The kinds besides AuthorizationPolicy that only a proxy applies: an ambient pod's are
+/// judged by the waypoint check ([`AmbientContext::proxy_only_config`]).
+pub const PROXY_ONLY_CONFIG: &[crate::kube::kind::Kind] = &[
+    crate::kube::kind::Kind::RequestAuthentications,
+    crate::kube::kind::Kind::Telemetries,
+    crate::kube::kind::Kind::WasmPlugins,
+    crate::kube::kind::Kind::VirtualServices,
+    crate::kube::kind::Kind::HttpRoutes,
+    crate::kube::kind::Kind::GrpcRoutes,
+];
 
 impl Default for AmbientContext {
     fn default() -> Self {
@@ -135,6 +148,7 @@ impl Default for AmbientContext {
             gateways: unknown(),
             gateway_pods: unknown(),
             authorization_policies: unknown(),
+            proxy_only_config: unknown(),
             root_namespace: ISTIO_NAMESPACE.to_string(),
         }
     }
@@ -749,6 +763,7 @@ pub(crate) mod tests {
                 gateways: Lookup::Found(Vec::new()),
                 gateway_pods: Lookup::Found(Vec::new()),
                 authorization_policies: Lookup::Found(Vec::new()),
+                proxy_only_config: Lookup::Found(Vec::new()),
                 root_namespace: ISTIO_NAMESPACE.to_string(),
             },
             now: Some(captured_at()),

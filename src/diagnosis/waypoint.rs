@@ -6,7 +6,8 @@
 
 use super::*;
 use crate::istio::config::gateway_api::KubernetesGateway;
-use crate::istio::config::security::AuthorizationPolicy;
+use crate::istio::config::security::{AuthorizationPolicy, PolicyTargetRef, RequestAuthentication};
+use crate::istio::config::telemetry::{Telemetry, WasmPlugin};
 use crate::istio::waypoint::{self, GATEWAY_NAME_LABEL, Observed, Use, WaypointRef};
 use crate::kube::snapshot::ConfigObject;
 use k8s_openapi::api::core::v1::Service;
@@ -353,6 +354,9 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+        let proxy_only = self.proxy_only_config(&service_waypoint);
+        found_any |= !proxy_only.is_empty();
+        gaps.extend(proxy_only);
         if !unusable.is_empty() {
             self.set_verdict(
                 VerdictKind::WaypointUnavailable,
@@ -367,12 +371,215 @@ impl<'a> Builder<'a> {
                 VerdictKind::AmbientPolicyGap,
                 "captured by ambient; a policy is not enforced as written",
                 format!(
-                    "ztunnel carries the pod's traffic, but it enforces AuthorizationPolicies at L4 only: {}.",
+                    "ztunnel carries the pod's traffic, but it works at L4 only: {}.",
                     gaps.join("; ")
                 ),
             );
         }
         found_any
+    }
+}
+
+const PROXY_ONLY_CHECK: &str =
+    "a proxy applies the RequestAuthentications, Telemetries, WasmPlugins and routes for the pod";
+
+/// How an object of a proxy-only kind attaches: its non-empty `selector`, its Service targets.
+fn attachment(o: &ConfigObject) -> (Option<BTreeMap<String, String>>, Vec<PolicyTargetRef>) {
+    let (selector, mut refs, one) = match o.kind.as_str() {
+        "RequestAuthentication" => {
+            let Some(r) = typed::<RequestAuthentication>(o) else {
+                return (None, vec![]);
+            };
+            (Some(r.selector.match_labels), r.target_refs, r.target_ref)
+        }
+        "Telemetry" => {
+            let Some(t) = typed::<Telemetry>(o) else {
+                return (None, vec![]);
+            };
+            (
+                t.selector.map(|s| s.match_labels),
+                t.target_refs,
+                t.target_ref,
+            )
+        }
+        "WasmPlugin" => {
+            let Some(w) = typed::<WasmPlugin>(o) else {
+                return (None, vec![]);
+            };
+            (
+                w.selector.map(|s| s.match_labels),
+                w.target_refs,
+                w.target_ref,
+            )
+        }
+        _ => return (None, vec![]),
+    };
+    refs.extend(one);
+    (selector.filter(|s| !s.is_empty()), refs)
+}
+
+impl<'a> Builder<'a> {
+    /// MD0412 and MD0413 for a captured ambient pod: the RequestAuthentications, Telemetries and
+    /// WasmPlugins that select it (nothing applies them), and those attached to a Service of it,
+    /// the VirtualServices with HTTP routes for one and the HTTPRoutes and GRPCRoutes whose
+    /// parent is one, when that Service has no usable waypoint. The gaps, for the verdict.
+    fn proxy_only_config(&mut self, services: &[(&Service, Option<WaypointRef>)]) -> Vec<String> {
+        let ctx = &self.ctx.ambient;
+        let objects = match &ctx.proxy_only_config {
+            Lookup::Found(o) => o,
+            Lookup::Missing => return Vec::new(),
+            Lookup::Unknown(r) => {
+                self.checks.push(check(
+                    PROXY_ONLY_CHECK,
+                    CheckStatus::Unknown,
+                    format!("the RequestAuthentications, Telemetries, WasmPlugins and routes could not be read: {r}"),
+                ));
+                return Vec::new();
+            }
+        };
+        let empty = BTreeMap::new();
+        let labels = self.pod.metadata.labels.as_ref().unwrap_or(&empty);
+        // Why a Service that selects the pod has no usable waypoint.
+        let without = |name: &str| -> Option<String> {
+            let (_, w) = services.iter().find(|(s, _)| s.name() == name)?;
+            match w {
+                None => Some(
+                    "names no waypoint (istio.io/use-waypoint on it or its namespace)".to_string(),
+                ),
+                Some(w) => match judge(ctx, w) {
+                    Ok(Some(problem)) => Some(format!(
+                        "uses waypoint {} ({}), but {problem}",
+                        w.full_name(),
+                        w.by
+                    )),
+                    _ => None,
+                },
+            }
+        };
+        let mut gaps = Vec::new();
+        let mut findings = Vec::new();
+        let mut applied = 0;
+        for o in objects {
+            let ons = o.metadata.namespace.as_deref().unwrap_or("");
+            let name = format!("{ons}/{}", o.metadata.name.as_deref().unwrap_or(""));
+            let kind = o.kind.as_str();
+            // The Services of the pod the object is for, and what is lost without a waypoint.
+            let mut targets: Vec<String> = Vec::new();
+            let mut lost = waypoint::ROUTES_LOST;
+            match kind {
+                "VirtualService" => {
+                    let Some(vs) = typed::<crate::istio::config::VirtualService>(o) else {
+                        continue;
+                    };
+                    let mesh = vs.gateways.is_empty() || vs.gateways.iter().any(|g| g == "mesh");
+                    if !mesh || vs.http.is_empty() {
+                        continue;
+                    }
+                    for host in &vs.hosts {
+                        if let Some((sns, sname)) = waypoint::service_of_host(host, ons)
+                            && sns == self.namespace
+                        {
+                            targets.push(sname.to_string());
+                        }
+                    }
+                }
+                "HTTPRoute" | "GRPCRoute" => {
+                    let Some(route) = typed::<crate::istio::config::Route>(o) else {
+                        continue;
+                    };
+                    for p in &route.parent_refs {
+                        let core = p
+                            .group
+                            .as_deref()
+                            .is_none_or(|g| g.is_empty() || g == "core");
+                        if p.kind.as_deref() == Some("Service")
+                            && core
+                            && p.namespace.as_deref().unwrap_or(ons) == self.namespace
+                        {
+                            targets.push(p.name.clone());
+                        }
+                    }
+                }
+                _ => {
+                    let Some((_, skips, lost_here)) =
+                        waypoint::PROXY_ONLY_KINDS.iter().find(|(k, ..)| *k == kind)
+                    else {
+                        continue;
+                    };
+                    let (selector, refs) = attachment(o);
+                    if refs.is_empty() {
+                        if ons == self.namespace
+                            && selector.is_some_and(|s| selector::labels_match(&s, labels))
+                        {
+                            applied += 1;
+                            findings.push(Finding::new(
+                                crate::findings::messages::MD0412,
+                                Some(self.pod_ref()),
+                                &[
+                                    kind.to_string().into(),
+                                    name.clone().into(),
+                                    format!("Pod {}", self.full_name()).into(),
+                                    skips.to_string().into(),
+                                ],
+                            ));
+                            gaps.push(format!(
+                                "{kind} {name} selects it, and ztunnel does not {skips}: nothing applies it"
+                            ));
+                        }
+                        continue;
+                    }
+                    lost = lost_here;
+                    for r in refs.iter().filter(|r| r.kind == "Service") {
+                        let rns = if r.namespace.is_empty() {
+                            ons
+                        } else {
+                            r.namespace.as_str()
+                        };
+                        if rns == self.namespace {
+                            targets.push(r.name.clone());
+                        }
+                    }
+                }
+            }
+            targets.sort();
+            targets.dedup();
+            for t in targets {
+                if !services.iter().any(|(s, _)| s.name() == t) {
+                    continue;
+                }
+                applied += 1;
+                let Some(why) = without(&t) else { continue };
+                let service = format!("{}/{t}", self.namespace);
+                findings.push(Finding::new(
+                    crate::findings::messages::MD0413,
+                    Some(self.pod_ref()),
+                    &[
+                        kind.to_string().into(),
+                        name.clone().into(),
+                        service.clone().into(),
+                        why.clone().into(),
+                        lost.to_string().into(),
+                    ],
+                ));
+                gaps.push(format!(
+                    "{kind} {name} is for Service {service}, which {why}: {lost}"
+                ));
+            }
+        }
+        if applied > 0 {
+            if gaps.is_empty() {
+                self.checks.push(check(
+                    PROXY_ONLY_CHECK,
+                    CheckStatus::Pass,
+                    format!("{applied} of them are for the pod; the waypoints of its Services apply each"),
+                ));
+            } else {
+                self.checks
+                    .push(check(PROXY_ONLY_CHECK, CheckStatus::Fail, gaps.join("; ")));
+                self.findings.extend(findings);
+            }
+        }
+        gaps
     }
 }
 
@@ -638,5 +845,74 @@ mod tests {
                 .status,
             CheckStatus::Skipped
         );
+    }
+
+    #[test]
+    fn proxy_only_config_for_a_captured_pod_without_waypoint() {
+        let (pod, mut ctx) = captured();
+        ctx.namespace = Lookup::Found(namespace(
+            "amb",
+            json!({"istio.io/dataplane-mode": "ambient"}),
+        ));
+        let service: Service = from_json(json!({"metadata": {"name": "web", "namespace": "amb"},
+            "spec": {"selector": {"app": "web"}}}));
+        let mut vs = config(
+            "VirtualService",
+            "web-retries",
+            json!({"hosts": ["web"], "http": [{"route": [{"destination": {"host": "web"}}]}]}),
+            json!(null),
+        );
+        vs.api_version = "networking.istio.io/v1".into();
+        ctx.ambient = AmbientContext {
+            services: Lookup::Found(vec![service]),
+            authorization_policies: Lookup::Found(vec![]),
+            proxy_only_config: Lookup::Found(vec![
+                config(
+                    "RequestAuthentication",
+                    "jwt",
+                    json!({"selector": {"matchLabels": {"app": "web"}},
+                        "jwtRules": [{"issuer": "https://issuer.example.com"}]}),
+                    json!(null),
+                ),
+                config(
+                    "RequestAuthentication",
+                    "other",
+                    json!({"selector": {"matchLabels": {"app": "other"}}}),
+                    json!(null),
+                ),
+                vs,
+            ]),
+            ..good_context().ambient
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert_eq!(d.verdict.kind, VerdictKind::AmbientPolicyGap, "{d:#?}");
+        let codes: Vec<&str> = d.findings.iter().map(|f| f.code()).collect();
+        assert_eq!(codes, ["MD0412", "MD0413"], "{d:#?}");
+        assert!(
+            d.findings[0].message.starts_with(
+                "RequestAuthentication amb/jwt selects ambient workload(s) Pod amb/app, which have no proxy of their own: ztunnel carries their traffic at L4 and does not validate JWTs"
+            ),
+            "{}",
+            d.findings[0].message
+        );
+        assert!(
+            d.findings[1].message.starts_with(
+                "VirtualService amb/web-retries is for Service amb/web, which names no waypoint"
+            ),
+            "{}",
+            d.findings[1].message
+        );
+        let c = d
+            .checks
+            .iter()
+            .find(|c| c.name == PROXY_ONLY_CHECK)
+            .unwrap();
+        assert_eq!(c.status, CheckStatus::Fail);
+        // Not read: the check is unknown, never a pass.
+        let (pod, mut ctx) = captured();
+        ctx.ambient.proxy_only_config = Lookup::Unknown("forbidden".into());
+        let d = diagnose(&pod, &ctx, None);
+        let c = d.checks.iter().find(|c| c.name == PROXY_ONLY_CHECK);
+        assert_eq!(c.map(|c| c.status), Some(CheckStatus::Unknown), "{d:#?}");
     }
 }

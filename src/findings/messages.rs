@@ -481,6 +481,18 @@ messages! {
     MD0404 = "MD0404", "TargetedPolicyWithoutWaypoint", Warning,
         "AuthorizationPolicy %s targets %s, which %s: only a waypoint enforces a policy attached to a Service, so nothing enforces this one.",
         "An AuthorizationPolicy with targetRefs to a Service in ambient mode whose traffic goes through no usable waypoint.";
+    MD0410 = "MD0410", "CertificateExpiresSoon", Warning,
+        "The certificate %q in %s expires on %s, %s: from then on %s. %s",
+        "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) expires within 30 days.";
+    MD0411 = "MD0411", "CertificateExpired", Error,
+        "The certificate %q in %s expired on %s: %s. %s",
+        "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) has expired.";
+    MD0412 = "MD0412", "AmbientL7ConfigNotApplied", Warning,
+        "%s %s selects ambient workload(s) %s, which have no proxy of their own: ztunnel carries their traffic at L4 and does not %s, so nothing applies it. Attach it to a waypoint with targetRefs (kind Service or Gateway) instead of a selector, and give the workloads a waypoint (istio.io/use-waypoint) if they have none.",
+        "A RequestAuthentication, Telemetry or WasmPlugin selects ambient workloads with a selector: only a proxy applies these kinds, and in ambient mode that is a waypoint they are attached to with targetRefs.";
+    MD0413 = "MD0413", "AmbientConfigWithoutWaypoint", Warning,
+        "%s %s is for Service %s, which %s: in ambient mode only a waypoint applies it, so %s. Give the Service a waypoint that carries its traffic (istioctl waypoint apply, then istio.io/use-waypoint on the Service or its namespace).",
+        "A VirtualService with HTTP routes, an HTTPRoute or GRPCRoute with a Service parent, or a RequestAuthentication, Telemetry or WasmPlugin with targetRefs to a Service, for a Service of an ambient namespace whose traffic goes through no usable waypoint.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

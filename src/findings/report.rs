@@ -14,6 +14,10 @@ pub const SUPPRESS_ANNOTATION: &str = "galley.istio.io/analyze-suppress";
 /// the input depends on that istiod, MD0205 is about the clusters analysed.
 pub const SCOPE_WIDE: &[&str] = &["MD0201", "MD0205"];
 
+/// Codes a namespace scope keeps when they are about a kind of resource every namespace depends
+/// on: the mesh's root certificate (ConfigMap `istio-ca-root-cert`, read in `istio-system`).
+pub const SCOPE_WIDE_KINDS: &[(&str, &str)] = &[("MD0410", "ConfigMap"), ("MD0411", "ConfigMap")];
+
 /// A check that did not run, and why (RBAC denied a list, a probe timed out...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
@@ -52,6 +56,9 @@ impl Report {
     pub fn keep_namespace(&mut self, namespace: &str) {
         self.findings.retain(|f| {
             SCOPE_WIDE.contains(&f.code())
+                || SCOPE_WIDE_KINDS.iter().any(|(code, kind)| {
+                    f.code() == *code && f.resource.as_ref().is_some_and(|r| r.kind == *kind)
+                })
                 || f.resource
                     .as_ref()
                     .and_then(|r| r.owning_namespace())

@@ -5,6 +5,7 @@ pub mod annotations;
 pub mod authorization;
 pub mod config;
 pub mod constants;
+pub mod credentials;
 pub mod dataplane;
 pub mod injection;
 pub mod istiod;

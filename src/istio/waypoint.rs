@@ -207,6 +207,48 @@ pub fn policy_scope(policy: &AuthorizationPolicy) -> PolicyScope {
     }
 }
 
+/// The kinds besides AuthorizationPolicy that only a proxy applies, with what ztunnel (which
+/// carries an ambient workload's traffic at L4) does not do of them, and what is lost when no
+/// waypoint applies one attached to a Service: (kind, ztunnel does not ..., so ...).
+pub const PROXY_ONLY_KINDS: &[(&str, &str, &str)] = &[
+    (
+        "RequestAuthentication",
+        "validate JWTs",
+        "nothing validates the JWTs of requests to it",
+    ),
+    (
+        "Telemetry",
+        "apply Telemetry (HTTP metrics, access logs, tracing)",
+        "its telemetry is not produced",
+    ),
+    (
+        "WasmPlugin",
+        "run Wasm plugins",
+        "its Wasm plugin never runs",
+    ),
+];
+
+/// What is lost when no waypoint applies a route for a Service (VirtualService HTTP routes,
+/// HTTPRoute, GRPCRoute).
+pub const ROUTES_LOST: &str =
+    "requests from ambient clients do not take its routes (only clients with a sidecar apply them)";
+
+/// The Service a mesh host names, as a VirtualService in `namespace` writes it: `name`,
+/// `name.ns`, `name.ns.svc` or `name.ns.svc.<domain>`; `None` for other hosts (wildcards,
+/// external names).
+pub fn service_of_host<'h>(host: &'h str, namespace: &'h str) -> Option<(&'h str, &'h str)> {
+    if host.contains('*') {
+        return None;
+    }
+    let parts: Vec<&str> = host.split('.').collect();
+    match parts.as_slice() {
+        [name] => Some((namespace, name)),
+        [name, ns] => Some((ns, name)),
+        [name, ns, "svc", ..] => Some((ns, name)),
+        _ => None,
+    }
+}
+
 /// What ztunnel cannot enforce of a policy that selects workloads: `None` when it enforces it
 /// as written (or the policy has targetRefs, which are not for ztunnel).
 pub fn ztunnel_gap(policy: &AuthorizationPolicy) -> Option<String> {
@@ -413,6 +455,24 @@ mod tests {
 
     fn policy(v: Value) -> AuthorizationPolicy {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_service_a_host_names() {
+        assert_eq!(
+            service_of_host("reviews", "shop"),
+            Some(("shop", "reviews"))
+        );
+        assert_eq!(
+            service_of_host("reviews.web", "shop"),
+            Some(("web", "reviews"))
+        );
+        assert_eq!(
+            service_of_host("reviews.web.svc.cluster.local", "shop"),
+            Some(("web", "reviews"))
+        );
+        assert_eq!(service_of_host("*.web.svc.cluster.local", "shop"), None);
+        assert_eq!(service_of_host("api.example.com", "shop"), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Kubernetes knowledge, pure: the kinds read and their names (`kind`), the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation, the API server's rules for an object's identity and metadata (`object_rules`), the CRDs' OpenAPI schemas and their validation (`openapi`), the init phase of a pod, its stage of life (`lifecycle`).
+//! Kubernetes knowledge, pure: the kinds read and their names (`kind`), the snapshot of typed objects with their origin, label selectors, NetworkPolicy evaluation, the API server's rules for an object's identity and metadata (`object_rules`), the CRDs' OpenAPI schemas and their validation (`openapi`), the init phase of a pod, its stage of life (`lifecycle`), X.509 certificates in PEM reduced to their subject and validity (`certificate`).
 
+pub mod certificate;
 pub mod init;
 pub mod kind;
 pub mod label_index;

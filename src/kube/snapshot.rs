@@ -25,6 +25,7 @@ pub const LINE_PATHS: &[&[&str]] = &[
     &["metadata", "labels", "*"],
     &["metadata", "annotations", "*"],
     &["data", "meshNetworks"],
+    &["data", "root-cert.pem"],
     &["spec", "replicas"],
     &["spec", "ports", "[]", "port"],
     &["spec", "template", "metadata", "labels", "*"],
@@ -176,12 +177,53 @@ impl Object for ConfigObject {
     }
 }
 
-/// A Secret reduced to its type and the names of its keys: the values are never kept.
+/// A Secret reduced to its type, the names of its keys with a value, and the facts of its public
+/// certificates: no value is kept, and a private key is never read beyond its length.
 #[derive(Clone, Debug, Default)]
 pub struct SecretKeys {
     pub metadata: ObjectMeta,
     pub type_: String,
+    /// The keys whose value is not empty, sorted.
     pub keys: Vec<String>,
+    /// For the keys named public when the Secret was read (a Gateway credential's `tls.crt`,
+    /// `cert`, `ca.crt`, `cacert`), what their PEM holds: subjects and validity only.
+    pub certificates: BTreeMap<String, crate::kube::certificate::PemCertificates>,
+}
+
+impl SecretKeys {
+    /// Reduces a Secret's data as it is read: the key names with a value, and the certificate
+    /// facts of the keys in `public`. Every value is dropped here, once looked at; the others
+    /// (private keys among them) only for whether they are empty.
+    pub fn reduce(
+        metadata: ObjectMeta,
+        type_: String,
+        data: impl IntoIterator<Item = (String, Vec<u8>)>,
+        public: &[&str],
+    ) -> SecretKeys {
+        let mut keys = Vec::new();
+        let mut certificates = BTreeMap::new();
+        for (key, mut value) in data {
+            if value.is_empty() {
+                continue;
+            }
+            if public.contains(&key.as_str()) {
+                certificates.insert(key.clone(), crate::kube::certificate::read_pem(&value));
+            }
+            // Zeroed before it is freed (best effort: the reader's own buffers are not ours).
+            value.fill(0);
+            std::hint::black_box(&value);
+            drop(value);
+            keys.push(key);
+        }
+        keys.sort();
+        keys.dedup();
+        SecretKeys {
+            metadata,
+            type_,
+            keys,
+            certificates,
+        }
+    }
 }
 
 impl Object for SecretKeys {
@@ -249,8 +291,12 @@ pub struct Snapshot {
     pub namespaces_beyond_scope: Vec<Located<Namespace>>,
     /// Nodes (their labels give pods their locality).
     pub nodes: Vec<Located<Node>>,
-    /// Secrets, type and key names only (live: only those a Gateway names, got by name).
+    /// Secrets, type, key names and the facts of their public certificates only (live: only
+    /// those a Gateway names, got by name).
     pub secrets: Vec<Located<SecretKeys>>,
+    /// When the source was read: the time certificates are judged against (analyzers read no
+    /// clock). `None` leaves the checks that need a time out.
+    pub read_at: Option<jiff::Timestamp>,
     /// The mesh configuration (`--mesh-config`, or the `istio` ConfigMap's `mesh` key).
     pub mesh_config: Option<serde_json::Value>,
     /// Live: the clusters (kubeconfig contexts) that serve none of Istio's `networking.istio.io`
@@ -385,6 +431,7 @@ impl Snapshot {
         if other.mesh_networks.is_some() {
             self.mesh_networks = other.mesh_networks;
         }
+        self.read_at = self.read_at.or(other.read_at);
         self.unavailable.extend(other.unavailable);
     }
 }

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::formats::yaml::{self, Document, LineTree};
 use crate::istio::config::is_config_kind;
+use crate::istio::credentials;
 use crate::kube::snapshot::{
     ConfigObject, Located, Origin, SYSTEM_NAMESPACES, SecretKeys, Snapshot, Workload, WorkloadKind,
 };
@@ -343,7 +344,11 @@ pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadSt
             .collect()
     });
     parts.sort_by_key(|(i, _)| *i);
-    let mut snapshot = Snapshot::default();
+    let mut snapshot = Snapshot {
+        // The clock the certificates in the files are judged against.
+        read_at: Some(jiff::Timestamp::now()),
+        ..Snapshot::default()
+    };
     let mut stats = LoadStats::default();
     let mut errors = Vec::new();
     for (_, part) in parts {
@@ -711,7 +716,8 @@ fn crd_meta(value: &Value, at: &str) -> Result<crate::kube::snapshot::CrdMeta> {
     Ok(crate::kube::snapshot::CrdMeta { metadata })
 }
 
-/// A Secret's type and key names; the values are dropped here.
+/// A Secret's type, the names of its keys with a value and the facts of its public
+/// certificates ([`credentials::PUBLIC_KEYS`]); every value is dropped here.
 fn secret_keys(value: &Value, at: &str) -> Result<SecretKeys> {
     let metadata: ObjectMeta = serde_json::from_value(
         value.get("metadata").cloned().unwrap_or_default(),
@@ -720,22 +726,34 @@ fn secret_keys(value: &Value, at: &str) -> Result<SecretKeys> {
         location: at.to_string(),
         message: format!("invalid Secret metadata: {e}"),
     })?;
-    let mut keys: Vec<String> = ["data", "stringData"]
-        .iter()
-        .filter_map(|k| value.get(*k).and_then(Value::as_object))
-        .flat_map(|m| m.keys().cloned())
-        .collect();
-    keys.sort();
-    keys.dedup();
-    Ok(SecretKeys {
+    let mut data: Vec<(String, Vec<u8>)> = Vec::new();
+    if let Some(map) = value.get("data").and_then(Value::as_object) {
+        for (key, v) in map {
+            // `data` is base64, as the API server takes it; a value that is not is refused there.
+            let bytes: k8s_openapi::ByteString =
+                serde_json::from_value(v.clone()).map_err(|e| Error::Parse {
+                    location: at.to_string(),
+                    message: format!("invalid Secret data {key:?}: {e}"),
+                })?;
+            data.push((key.clone(), bytes.0));
+        }
+    }
+    if let Some(map) = value.get("stringData").and_then(Value::as_object) {
+        for (key, v) in map {
+            let text = v.as_str().unwrap_or_default();
+            data.push((key.clone(), text.as_bytes().to_vec()));
+        }
+    }
+    Ok(SecretKeys::reduce(
         metadata,
-        type_: value
+        value
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("Opaque")
             .to_string(),
-        keys,
-    })
+        data,
+        credentials::PUBLIC_KEYS,
+    ))
 }
 
 /// Reads a workload leniently: only metadata, replicas, selector and the pod template matter,

@@ -616,7 +616,11 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         c.list::<NetworkPolicy>(ns),
     );
 
-    let mut snapshot = Snapshot::default();
+    let mut snapshot = Snapshot {
+        // The clock the certificates read are judged against.
+        read_at: Some(jiff::Timestamp::now()),
+        ..Snapshot::default()
+    };
     let mut read_any = false;
     let mut unreachable: Option<String> = None;
     let mut failed: Option<String> = None;

@@ -291,19 +291,15 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
         let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &ns);
         match cluster.get_opt(api, &name).await {
             Ok(Some(secret)) => {
-                let mut keys: Vec<String> = secret
-                    .data
-                    .iter()
-                    .flatten()
-                    .filter(|(_, v)| !v.0.is_empty())
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                keys.sort();
-                snapshot.secrets.push(Located::new(SecretKeys {
-                    metadata: secret.metadata,
-                    type_: secret.type_.unwrap_or_default(),
-                    keys,
-                }));
+                // Reduced at once: the public certificates' facts and the key names; the
+                // private key's value is dropped here, never printed, logged or kept.
+                let data = secret.data.unwrap_or_default();
+                snapshot.secrets.push(Located::new(SecretKeys::reduce(
+                    secret.metadata,
+                    secret.type_.unwrap_or_default(),
+                    data.into_iter().map(|(k, v)| (k, v.0)),
+                    crate::istio::credentials::PUBLIC_KEYS,
+                )));
             }
             Ok(None) => {}
             Err(e) => {

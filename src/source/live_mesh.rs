@@ -28,18 +28,14 @@ pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     match cluster.list_selected(api, &params).await {
         Ok(items) => {
             for secret in items {
-                let mut keys: Vec<String> = secret
-                    .data
-                    .iter()
-                    .flatten()
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                keys.sort();
-                snapshot.secrets.push(Located::new(SecretKeys {
-                    metadata: secret.metadata,
-                    type_: secret.type_.unwrap_or_default(),
-                    keys,
-                }));
+                // Key names only: no value of a remote secret (a kubeconfig) is parsed.
+                let data = secret.data.unwrap_or_default();
+                snapshot.secrets.push(Located::new(SecretKeys::reduce(
+                    secret.metadata,
+                    secret.type_.unwrap_or_default(),
+                    data.into_iter().map(|(k, v)| (k, v.0)),
+                    &[],
+                )));
             }
         }
         Err(e) => {

@@ -9,7 +9,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::NetworkPolicy;
 use kube::Api;
 
-use crate::diagnosis::{AmbientContext, Lookup, PodContext};
+use crate::diagnosis::{AmbientContext, Lookup, PROXY_ONLY_CONFIG, PodContext};
 use crate::error::{Error, Result};
 use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
@@ -127,8 +127,34 @@ pub async fn ambient_context(cluster: &Cluster, namespace: &str) -> AmbientConte
         gateways: of_kind(Kind::KubernetesGateways),
         gateway_pods: lookup_list(pods),
         authorization_policies: of_kind(Kind::AuthorizationPolicies),
+        proxy_only_config: proxy_only(&read, broken.as_deref()),
         root_namespace: ISTIO_NAMESPACE.to_string(),
     }
+}
+
+/// The objects of [`PROXY_ONLY_CONFIG`] read by the same lists; unknown when one list failed.
+fn proxy_only(
+    read: &crate::source::live_config::Read,
+    broken: Option<&str>,
+) -> Lookup<Vec<ConfigObject>> {
+    if let Some(reason) = broken {
+        return Lookup::Unknown(reason.to_string());
+    }
+    for list in PROXY_ONLY_CONFIG {
+        if let Some(reason) = read.unavailable.get(list) {
+            return Lookup::Unknown(format!("cannot list {list}: {reason}"));
+        }
+    }
+    Lookup::Found(
+        read.objects
+            .iter()
+            .filter(|o| {
+                crate::istio::config::config_kind(&o.object.api_version, &o.object.kind)
+                    .is_some_and(|k| PROXY_ONLY_CONFIG.contains(&k))
+            })
+            .map(|o| o.object.clone())
+            .collect(),
+    )
 }
 
 /// `NAME`, `pod/NAME` or `pods/NAME`.

@@ -1,0 +1,234 @@
+//! Certificates that will fail, before they do (MD0410, MD0411): a Gateway's certificate chain
+//! and CA certificate (the public keys of the Secret its `credentialName` names) and the mesh's
+//! root certificate (the public ConfigMap `istio-ca-root-cert`, key `root-cert.pem`; the CA's
+//! `cacerts` Secret is never read), judged against the time the snapshot was read: a Warning
+//! within 30 days of the end of a certificate's validity, an Error after it.
+
+use std::collections::HashSet;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Input;
+use super::gateway::{credential_secret, workload_namespace};
+use crate::findings::messages::{self, Arg};
+use crate::findings::{Finding, ResourceRef};
+use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
+use crate::istio::credentials;
+use crate::kube::certificate::{self, CertificateFacts};
+use crate::kube::snapshot::{Object, Snapshot};
+
+/// The codes of both analyzers.
+pub const CODES: &[&str] = &["MD0410", "MD0411"];
+
+/// How long before its end a certificate is said to expire soon.
+pub const WARN_BEFORE: SignedDuration = SignedDuration::from_hours(30 * 24);
+
+/// The ConfigMap key of the mesh's root certificate(s).
+const ROOT_CERT_KEY: &str = "root-cert.pem";
+
+/// How a certificate stands at a time.
+enum Standing {
+    Expired,
+    ExpiresIn(SignedDuration),
+}
+
+fn standing(cert: &CertificateFacts, now: Timestamp) -> Option<Standing> {
+    if now > cert.not_after {
+        return Some(Standing::Expired);
+    }
+    let left = now.duration_until(cert.not_after);
+    (left <= WARN_BEFORE).then_some(Standing::ExpiresIn(left))
+}
+
+/// `in 12 days`, `in 1 day`, `in less than a day`.
+fn time_left(left: SignedDuration) -> String {
+    match left.as_hours() / 24 {
+        0 => "in less than a day".into(),
+        1 => "in 1 day".into(),
+        n => format!("in {n} days"),
+    }
+}
+
+/// What a finding says of one certificate: where it is, what fails once it has expired, and
+/// what to do.
+struct Place<'a> {
+    location: String,
+    fails: &'a str,
+    fix: &'a str,
+}
+
+fn finding(
+    cert: &CertificateFacts,
+    now: Timestamp,
+    place: &Place,
+    resource: ResourceRef,
+) -> Option<Finding> {
+    let date = certificate::date(cert.not_after);
+    let (message, args): (_, Vec<Arg>) = match standing(cert, now)? {
+        Standing::Expired => (
+            messages::MD0411,
+            vec![
+                cert.subject.as_str().into(),
+                place.location.as_str().into(),
+                date.into(),
+                place.fails.into(),
+                place.fix.into(),
+            ],
+        ),
+        Standing::ExpiresIn(left) => (
+            messages::MD0410,
+            vec![
+                cert.subject.as_str().into(),
+                place.location.as_str().into(),
+                date.into(),
+                time_left(left).into(),
+                place.fails.into(),
+                place.fix.into(),
+            ],
+        ),
+    };
+    Some(Finding::new(message, Some(resource), &args))
+}
+
+const CHAIN_FAILS: &str = "its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\")";
+const CHAIN_FIX: &str =
+    "Put a renewed certificate into the Secret (the gateway picks it up without a restart).";
+const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\")";
+const CA_FIX: &str = "Put a renewed CA certificate into the Secret.";
+const ROOT_FAILS: &str = "sidecars, gateways and ztunnel refuse the mesh's workload certificates, which chain to it: mTLS between workloads fails (503, Envoy response flag UF, \"CERTIFICATE_VERIFY_FAILED\")";
+const ROOT_FIX: &str = "Rotate the mesh's root CA (a plugged-in CA: cacerts with a new root, trusted beside the old one while workloads move over; istiod's self-signed CA: Istio's root transition guide).";
+
+/// Analyzer `gateway-certificates`: the chains and CA certificates of Gateways' credentials.
+pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
+    let Some(now) = input.snapshot.read_at else {
+        return;
+    };
+    let mut said: HashSet<(String, String, String, String)> = HashSet::new();
+    for gw in &input.config.gateways {
+        let Some(gw_ns) = workload_namespace(input, gw) else {
+            continue;
+        };
+        let gateway = format!("{}/{}", gw.namespace(), gw.name());
+        for (i, server) in gw.spec.servers.iter().enumerate() {
+            let Some(tls) = &server.tls else { continue };
+            if tls.credential_name.is_empty() {
+                continue;
+            }
+            let Some(secret) = credential_secret(input, gw_ns, &tls.credential_name) else {
+                continue;
+            };
+            let path = format!("spec.servers[{i}].tls.credentialName");
+            let keys = credentials::chain_key(&secret.object)
+                .map(|k| (k, CHAIN_FAILS, CHAIN_FIX))
+                .into_iter()
+                .chain(
+                    credentials::ca_key(&secret.object)
+                        .filter(|_| tls.mode.eq_ignore_ascii_case("MUTUAL"))
+                        .map(|k| (k, CA_FAILS, CA_FIX)),
+                );
+            for (key, fails, fix) in keys {
+                let Some(pem) = secret.object.certificates.get(key) else {
+                    continue;
+                };
+                let place = Place {
+                    location: format!(
+                        "{key} of Secret {}/{}, the credential of Gateway {gateway},",
+                        secret.object.namespace().unwrap_or(""),
+                        secret.object.name()
+                    ),
+                    fails,
+                    fix,
+                };
+                for cert in pem.all() {
+                    let first = said.insert((
+                        gateway.clone(),
+                        place.location.clone(),
+                        cert.serial.clone(),
+                        cert.subject.clone(),
+                    ));
+                    if !first {
+                        continue;
+                    }
+                    let at = ResourceRef::of(gw.resource).at_field(gw.resource, &path);
+                    out.extend(finding(cert, now, &place, at));
+                }
+            }
+        }
+    }
+}
+
+/// Analyzer `mesh-root-certificate`: the root certificate(s) in `istio-ca-root-cert`, said once
+/// per certificate however many namespaces hold a copy (on `istio-system`'s when it is read).
+pub fn mesh_root(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    let Some(now) = snapshot.read_at else {
+        return;
+    };
+    let mut maps: Vec<_> = snapshot
+        .config_maps
+        .iter()
+        .filter(|cm| cm.object.name() == ROOT_CERT_CONFIG_MAP)
+        .collect();
+    maps.sort_by_key(|cm| cm.object.namespace() != Some(ISTIO_NAMESPACE));
+    let mut said: HashSet<(String, String)> = HashSet::new();
+    for cm in maps {
+        let Some(text) = cm.object.data.as_ref().and_then(|d| d.get(ROOT_CERT_KEY)) else {
+            continue;
+        };
+        let place = Place {
+            location: format!(
+                "{ROOT_CERT_KEY} of ConfigMap {}/{ROOT_CERT_CONFIG_MAP}, the mesh's root,",
+                cm.object.namespace().unwrap_or("")
+            ),
+            fails: ROOT_FAILS,
+            fix: ROOT_FIX,
+        };
+        for cert in certificate::read_pem(text.as_bytes()).all() {
+            if !said.insert((cert.subject.clone(), cert.serial.clone())) {
+                continue;
+            }
+            let reference = ResourceRef::of(cm);
+            // The key's line (its name has a dot, so not a field path).
+            let line = cm
+                .origin
+                .lines
+                .as_ref()
+                .and_then(|t| t.key("data")?.key(ROOT_CERT_KEY))
+                .map(|t| t.line);
+            let at = ResourceRef {
+                line: line.or(reference.line),
+                ..reference
+            };
+            out.extend(finding(cert, now, &place, at));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cert(not_after: &str) -> CertificateFacts {
+        CertificateFacts {
+            subject: "CN=shop.example.com".into(),
+            not_before: "2020-01-01T00:00:00Z".parse().unwrap(),
+            not_after: not_after.parse().unwrap(),
+            serial: "01".into(),
+        }
+    }
+
+    #[test]
+    fn thirty_days_is_soon_and_thirty_one_is_not() {
+        let now: Timestamp = "2026-12-01T00:00:00Z".parse().unwrap();
+        assert!(standing(&cert("2026-12-31T00:00:00Z"), now).is_some());
+        assert!(standing(&cert("2027-01-01T00:00:00Z"), now).is_none());
+        assert!(matches!(
+            standing(&cert("2026-11-30T23:59:59Z"), now),
+            Some(Standing::Expired)
+        ));
+        assert_eq!(
+            time_left(SignedDuration::from_hours(23)),
+            "in less than a day"
+        );
+        assert_eq!(time_left(SignedDuration::from_hours(49)), "in 2 days");
+    }
+}
