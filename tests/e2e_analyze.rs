@@ -308,7 +308,7 @@ fn shipped_rbac_role_is_enough_and_forbidden_kinds_degrade() {
     env.apply(&rbac);
     env.apply(&format!(
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {reader}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: mesh-doctor-readonly}}\nsubjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {reader}}}]\n---\n\
-         apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {limited}\nrules:\n- {{apiGroups: [\"\"], resources: [namespaces, pods], verbs: [get, list]}}\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {limited}\nrules:\n- {{apiGroups: [\"\"], resources: [namespaces, pods, configmaps], verbs: [get, list]}}\n- {{apiGroups: [apps, batch], resources: [deployments, statefulsets, daemonsets, cronjobs], verbs: [list]}}\n- {{apiGroups: [admissionregistration.k8s.io], resources: [mutatingwebhookconfigurations], verbs: [list]}}\n---\n\
          apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {limited}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {limited}}}\nsubjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {limited}}}]\n"
     ));
 
@@ -318,7 +318,9 @@ fn shipped_rbac_role_is_enough_and_forbidden_kinds_degrade() {
     assert!(!run.stderr.contains("cannot list"), "{}", run.stderr);
     assert_eq!(s.mine(&run.stdout), s.expected());
 
-    // Only namespaces and pods: the port-name analyzer is skipped and says why; the rest runs.
+    // What the injection analyzer reads (namespaces, pods, the injector's ConfigMap, the
+    // webhooks, the workloads) and no Services: the port-name analyzer is skipped and says why;
+    // the rest runs.
     let run = env.mesh_doctor(&["analyze", "-A", "-o", "json", "--as", &limited]);
     assert!(
         run.stderr.contains("cannot list services"),

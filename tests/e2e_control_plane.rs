@@ -125,6 +125,43 @@ lastTimestamp: \"{last}\"
     )
 }
 
+/// The injection webhooks of one test's control plane (their names hold its revision),
+/// deleted when the test ends, passed or not: a webhook left here would change what the
+/// cluster says to the suites that run after it (e2e_workloads compares files with it).
+struct WebhooksOf<'a> {
+    env: &'a TestEnv,
+    rev: String,
+}
+
+impl<'a> WebhooksOf<'a> {
+    fn apply(env: &'a TestEnv, rev: &str, yaml: &str) -> Self {
+        env.apply(yaml);
+        WebhooksOf {
+            env,
+            rev: rev.to_string(),
+        }
+    }
+}
+
+impl Drop for WebhooksOf<'_> {
+    fn drop(&mut self) {
+        let names = self.env.kubectl_run(
+            &["get", "mutatingwebhookconfigurations", "-o", "name"],
+            None,
+        );
+        let mine: Vec<&str> = names
+            .stdout
+            .lines()
+            .filter(|n| n.contains(&self.rev))
+            .collect();
+        if !mine.is_empty() {
+            let mut args = vec!["delete", "--ignore-not-found", "--wait=false"];
+            args.extend(mine);
+            let _ = self.env.kubectl_run(&args, None);
+        }
+    }
+}
+
 /// (code, origin) of the findings of a JSON output whose resource's name contains `needle`.
 fn findings_about(json: &str, needle: &str) -> Vec<(String, String)> {
     let all: Vec<Value> = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
@@ -169,7 +206,7 @@ fn fail_closed_webhook_with_one_istiod_no_endpoints_and_failed_creates() {
         &format!("istiod-{rev}"),
         3,
     ));
-    env.apply(&yaml);
+    let _webhooks = WebhooksOf::apply(&env, &rev, &yaml);
 
     // Every namespace: the three control-plane findings, and exit 79.
     let run = env.mesh_doctor(&["analyze", "-A", "-o", "json"]);
@@ -322,7 +359,7 @@ webhooks:
     yaml.push_str(&deployment(&blue, "api"));
     yaml.push_str(&namespace(&tagged, &tag));
     yaml.push_str(&deployment(&tagged, "api"));
-    env.apply(&yaml);
+    let _webhooks = WebhooksOf::apply(&env, &rev, &yaml);
 
     let run = env.mesh_doctor(&["analyze", "-n", &blue]);
     assert_eq!(run.code, 79, "{}", run.stderr);
@@ -450,11 +487,11 @@ fn two_clusters_sharing_a_cluster_id() {
     let ns = format!("{rev}-app");
     let mut yaml = control_plane(&rev, &id, "1.30.3");
     yaml.push_str(&namespace(&ns, &rev));
-    env.apply(&yaml);
+    let _webhooks = WebhooksOf::apply(&env, &rev, &yaml);
     let mut yaml = control_plane(&rev, &id, "1.30.3");
     yaml.push_str(&namespace(&ns, &rev));
     yaml.push_str(&injected_pod(&ns, "web-1", &id, "1.30.3"));
-    second.apply(&yaml);
+    let _second_webhooks = WebhooksOf::apply(&second, &rev, &yaml);
 
     let tmp = tempfile::tempdir().unwrap();
     let east = format!("{rev}-east");
@@ -610,7 +647,7 @@ spec:
 ---
 "
     ));
-    env.apply(&yaml);
+    let _webhooks = WebhooksOf::apply(&env, &rev, &yaml);
 
     let run = env.mesh_doctor(&["version"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
