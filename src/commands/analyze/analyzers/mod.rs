@@ -22,6 +22,7 @@ pub mod mtls;
 pub mod multicluster;
 pub mod multicluster_service;
 pub mod object_rules;
+pub mod policy;
 pub mod port_names;
 pub mod proxy_image;
 pub mod revisions;
@@ -158,6 +159,33 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             "peerauthentications",
         ],
         run: Run::Config(mtls::analyze),
+    },
+    Analyzer {
+        name: "mtls-port-level",
+        description: "PeerAuthentication portLevelMtls entries for a port none of the selected workloads listens on (the Service port instead of the targetPort)",
+        codes: &["MD0405"],
+        needs: &["services", "pods", "peerauthentications"],
+        run: Run::Config(policy::port_levels),
+    },
+    Analyzer {
+        name: "authz-identity",
+        description: "AuthorizationPolicies that match callers by peer identity on workload ports that accept plaintext: ALLOW refuses plaintext callers (403), DENY lets them through",
+        codes: &["MD0406", "MD0407"],
+        needs: &[
+            "services",
+            "pods",
+            "namespaces",
+            "peerauthentications",
+            "authorizationpolicies",
+        ],
+        run: Run::Config(policy::identity_policies),
+    },
+    Analyzer {
+        name: "authz-allow-nothing",
+        description: "ALLOW AuthorizationPolicies without rules that are a workload's only ALLOW policy (deny-all), Warning when a route sends traffic to it",
+        codes: &["MD0408", "MD0409"],
+        needs: &["services", "pods", "namespaces", "authorizationpolicies"],
+        run: Run::Config(policy::allow_nothing),
     },
     Analyzer {
         name: "ambient",
