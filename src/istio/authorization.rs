@@ -545,4 +545,32 @@ mod tests {
         );
         assert_eq!(policy_matches(&h, &mtls_peer(), &get("/", &[])), Match::No);
     }
+
+    #[test]
+    fn identity_gates_are_the_positive_identity_fields() {
+        let rules =
+            |j: serde_json::Value| policy(j).rules.into_iter().flatten().collect::<Vec<_>>();
+        let r = rules(
+            serde_json::json!({"rules": [{"from": [{"source": {"principals": ["a"]}}, {"source": {"namespaces": ["b"]}}]}]}),
+        );
+        assert_eq!(
+            identity_gate(&r[0]),
+            ["source.principals", "source.namespaces"]
+        );
+        // one source a plaintext request can match: the rule can match it
+        let r = rules(
+            serde_json::json!({"rules": [{"from": [{"source": {"principals": ["a"]}}, {"source": {"ipBlocks": ["10.0.0.0/8"]}}]}]}),
+        );
+        assert!(identity_gate(&r[0]).is_empty());
+        // not forms match a caller without identity
+        let r =
+            rules(serde_json::json!({"rules": [{"from": [{"source": {"notNamespaces": ["b"]}}]}]}));
+        assert!(identity_gate(&r[0]).is_empty());
+        let r = rules(
+            serde_json::json!({"rules": [{"when": [{"key": "connection.sni", "values": ["x"]}]}]}),
+        );
+        assert_eq!(identity_gate(&r[0]), ["when connection.sni"]);
+        let r = rules(serde_json::json!({"rules": [{"to": [{"operation": {"ports": ["8080"]}}]}]}));
+        assert!(rule_covers_port(&r[0], 8080) && !rule_covers_port(&r[0], 9090));
+    }
 }

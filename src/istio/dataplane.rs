@@ -294,7 +294,10 @@ pub fn backend_ports(snapshot: &Snapshot, backend: &Backend<'_>) -> BackendPorts
         let Some(selector) = spec.selector.as_ref().filter(|s| !s.is_empty()) else {
             continue;
         };
-        if !selector.iter().all(|(k, v)| backend.labels.get(k) == Some(v)) {
+        if !selector
+            .iter()
+            .all(|(k, v)| backend.labels.get(k) == Some(v))
+        {
             continue;
         }
         for port in spec.ports.iter().flatten() {

@@ -23,9 +23,7 @@ use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::authorization::{action, applying, identity_gate, rule_covers_port};
 use crate::istio::config::{AuthorizationPolicy, Typed};
-use crate::istio::dataplane::{
-    Backend, Dataplane, all_backends, backend_ports, root_namespace,
-};
+use crate::istio::dataplane::{Backend, Dataplane, all_backends, backend_ports, root_namespace};
 use crate::istio::mtls::{ServerDecision, ServerMode, server_mode, unused_port_levels};
 use crate::istio::routing::route_to_service;
 
@@ -34,7 +32,11 @@ fn ports_text(ports: &BTreeSet<u32>) -> String {
         return "no declared port".into();
     }
     let list: Vec<String> = ports.iter().map(u32::to_string).collect();
-    format!("port{} {}", if list.len() > 1 { "s" } else { "" }, list.join(", "))
+    format!(
+        "port{} {}",
+        if list.len() > 1 { "s" } else { "" },
+        list.join(", ")
+    )
 }
 
 /// `mode STRICT on port 8080, set by PeerAuthentication shop/default`.
@@ -63,12 +65,15 @@ pub fn port_levels(input: &Input, out: &mut Vec<Finding>) {
                 .iter()
                 .map(|(b, ports)| format!("{}: {}", b.what, ports_text(ports)))
                 .collect();
-            let hint = entry.service_port.as_ref().map_or_else(String::new, |(svc, target)| {
-                format!(
-                    "; {} is the port of Service {svc}, which sends to targetPort {target}",
-                    entry.port
-                )
-            });
+            let hint = entry
+                .service_port
+                .as_ref()
+                .map_or_else(String::new, |(svc, target)| {
+                    format!(
+                        "; {} is the port of Service {svc}, which sends to targetPort {target}",
+                        entry.port
+                    )
+                });
             let (backend, ports) = &entry.backends[0];
             let port = entry
                 .service_port
@@ -118,7 +123,8 @@ fn plaintext_allowed(policies: &[&Typed<'_, AuthorizationPolicy>], port: Option<
         .any(|r| match r {
             None => true,
             Some(rule) => {
-                port.is_none_or(|port| rule_covers_port(rule, port)) && identity_gate(rule).is_empty()
+                port.is_none_or(|port| rule_covers_port(rule, port))
+                    && identity_gate(rule).is_empty()
             }
         })
 }
@@ -151,8 +157,13 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
             let mut open: Vec<(Option<u32>, ServerDecision<'_, '_>)> = Vec::new();
             let mut fields: Vec<&'static str> = Vec::new();
             for port in &ports {
-                let decision =
-                    server_mode(config, root, backend.namespace, backend.labels, port.unwrap_or(0));
+                let decision = server_mode(
+                    config,
+                    root,
+                    backend.namespace,
+                    backend.labels,
+                    port.unwrap_or(0),
+                );
                 if decision.mode == ServerMode::Strict {
                     continue;
                 }
@@ -179,7 +190,11 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
             };
             reported.insert(key);
             let disable = first.mode == ServerMode::Disable;
-            let accepts = if disable { "only plaintext" } else { "plaintext" };
+            let accepts = if disable {
+                "only plaintext"
+            } else {
+                "plaintext"
+            };
             let who = if disable {
                 "every caller (the port takes only plaintext, so sidecars send it plaintext too)"
             } else {
@@ -190,7 +205,11 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                 .map(|(p, _)| p.map_or_else(|| "any".to_string(), |p| p.to_string()))
                 .collect();
             out.push(Finding::new(
-                if deny { messages::MD0407 } else { messages::MD0406 },
+                if deny {
+                    messages::MD0407
+                } else {
+                    messages::MD0406
+                },
                 Some(ResourceRef::of(policy.resource)),
                 &[
                     format!("{}/{}", policy.namespace(), policy.name()).into(),
@@ -215,7 +234,11 @@ fn backends_text(backends: &[(String, bool)]) -> String {
         .map(|(n, _)| n.as_str())
         .collect();
     if workloads.is_empty() {
-        backends.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+        backends
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     } else {
         workloads.join(", ")
     }
@@ -227,8 +250,14 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     let config = &input.config;
     let root = root_namespace(snapshot);
     // policy -> (the backends it leaves with nothing allowed, a (route, service, backend) to one)
-    let mut found: BTreeMap<(String, String), (&Typed<'_, AuthorizationPolicy>, Vec<(String, bool)>, Option<(String, String, String)>)> =
-        BTreeMap::new();
+    let mut found: BTreeMap<
+        (String, String),
+        (
+            &Typed<'_, AuthorizationPolicy>,
+            Vec<(String, bool)>,
+            Option<(String, String, String)>,
+        ),
+    > = BTreeMap::new();
     for backend in all_backends(snapshot)
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
@@ -247,10 +276,13 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
         let entry = found
             .entry((policy.namespace().to_string(), policy.name().to_string()))
             .or_insert_with(|| (**policy, Vec::new(), None));
-        entry.1.push((backend.what.clone(), backend.replicas.is_some()));
+        entry
+            .1
+            .push((backend.what.clone(), backend.replicas.is_some()));
         if entry.2.is_none() {
             let ports = backend_ports(snapshot, backend);
-            let mut services: Vec<&str> = ports.services.iter().map(|s| s.service.as_str()).collect();
+            let mut services: Vec<&str> =
+                ports.services.iter().map(|s| s.service.as_str()).collect();
             services.dedup();
             for svc in services {
                 let (ns, name) = svc.split_once('/').unwrap_or(("", svc));
@@ -267,12 +299,7 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
             Some((route, service, backend)) => Finding::new(
                 messages::MD0409,
                 Some(ResourceRef::of(policy.resource)),
-                &[
-                    name.into(),
-                    backend.into(),
-                    route.into(),
-                    service.into(),
-                ],
+                &[name.into(), backend.into(), route.into(), service.into()],
             ),
             None => Finding::new(
                 messages::MD0408,
