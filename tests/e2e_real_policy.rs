@@ -397,6 +397,9 @@ fn real_allow_without_rules_behind_a_route_is_a_403_and_md0409() {
     let live = codes(&live);
     // The client is still under the deny-all alone, and nothing routes to it: MD0408 (Info) only.
     assert!(!live.contains(&"MD0409".to_string()), "{live:?}");
-    assert!(!live.iter().any(|c| c == "MD0406" || c == "MD0407"), "{live:?}");
+    assert!(
+        !live.iter().any(|c| c == "MD0406" || c == "MD0407"),
+        "{live:?}"
+    );
     env.delete_namespaces(&[&ns]);
 }

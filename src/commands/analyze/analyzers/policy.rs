@@ -185,7 +185,7 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                 }
                 open.push((*port, decision));
             }
-            let Some((first_port, first)) = open.first() else {
+            let Some((_, first)) = open.first() else {
                 continue;
             };
             reported.insert(key);
@@ -221,7 +221,6 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                     who.into(),
                 ],
             ));
-            let _ = first_port;
         }
     }
 }
@@ -244,20 +243,20 @@ fn backends_text(backends: &[(String, bool)]) -> String {
     }
 }
 
+/// A deny-all policy: the backends it leaves with nothing allowed (name, is a workload), and a
+/// (route, Service, backend) that sends traffic to one of them.
+type DenyAll<'c, 'a> = (
+    &'c Typed<'a, AuthorizationPolicy>,
+    Vec<(String, bool)>,
+    Option<(String, String, String)>,
+);
+
 /// MD0408 and MD0409.
 pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     let config = &input.config;
     let root = root_namespace(snapshot);
-    // policy -> (the backends it leaves with nothing allowed, a (route, service, backend) to one)
-    let mut found: BTreeMap<
-        (String, String),
-        (
-            &Typed<'_, AuthorizationPolicy>,
-            Vec<(String, bool)>,
-            Option<(String, String, String)>,
-        ),
-    > = BTreeMap::new();
+    let mut found: BTreeMap<(String, String), DenyAll<'_, '_>> = BTreeMap::new();
     for backend in all_backends(snapshot)
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
