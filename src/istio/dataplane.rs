@@ -52,6 +52,19 @@ pub fn has_proxy(spec: Option<&PodSpec>) -> bool {
     })
 }
 
+/// True when the pod (or template) is an Istio gateway rather than a workload with a sidecar:
+/// a Gateway API gateway's pod (`gateway.networking.k8s.io/gateway-name`), or a proxy run as
+/// `proxy router` (Istio's ingress and egress gateways). PeerAuthentication does not decide what
+/// a gateway's listeners accept.
+pub fn is_gateway(labels: &Labels, spec: Option<&PodSpec>) -> bool {
+    labels.contains_key(super::config::gateway_api::GATEWAY_NAME_LABEL)
+        || spec.is_some_and(|s| {
+            s.containers.iter().any(|c| {
+                c.name == PROXY_CONTAINER && c.args.iter().flatten().any(|a| a == "router")
+            })
+        })
+}
+
 /// The explicit `sidecar.istio.io/inject` of a pod (label, then annotation): Istio's order.
 pub fn inject_value(meta: &ObjectMeta) -> Option<bool> {
     meta.labels

@@ -14,7 +14,8 @@
 //!   top) is not reported.
 //!
 //! Ambient workloads are left out of MD0406/MD0407 (ztunnel carries their identity); pods
-//! without a sidecar enforce no policy and are left out of all of them.
+//! without a sidecar enforce no policy, and gateways' listeners are not decided by
+//! PeerAuthentication: both are left out of all of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,7 +24,9 @@ use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::authorization::{action, applying, identity_gate, rule_covers_port};
 use crate::istio::config::{AuthorizationPolicy, Typed};
-use crate::istio::dataplane::{Backend, Dataplane, all_backends, backend_ports, root_namespace};
+use crate::istio::dataplane::{
+    Backend, Dataplane, all_backends, backend_ports, is_gateway, root_namespace,
+};
 use crate::istio::mtls::{ServerDecision, ServerMode, server_mode, unused_port_levels};
 use crate::istio::routing::route_to_service;
 
@@ -137,7 +140,7 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
     let mut reported = BTreeSet::new();
     for backend in all_backends(snapshot)
         .iter()
-        .filter(|b| b.dataplane == Dataplane::Sidecar)
+        .filter(|b| b.dataplane == Dataplane::Sidecar && !is_gateway(b.labels, b.spec))
     {
         let policies = applying(config, root, backend.namespace, backend.labels);
         if policies.is_empty() {
@@ -200,10 +203,15 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
             } else {
                 "a caller without a sidecar (or from outside the mesh)"
             };
-            let port_list: Vec<String> = open
+            let known: Vec<String> = open
                 .iter()
-                .map(|(p, _)| p.map_or_else(|| "any".to_string(), |p| p.to_string()))
+                .filter_map(|(p, _)| p.map(|p| p.to_string()))
                 .collect();
+            let on = match known.len() {
+                0 => "its ports".to_string(),
+                1 => format!("port {}", known[0]),
+                _ => format!("ports {}", known.join(", ")),
+            };
             out.push(Finding::new(
                 if deny {
                     messages::MD0407
@@ -216,7 +224,7 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                     fields.join(", ").into(),
                     backend.what.clone().into(),
                     accepts.into(),
-                    port_list.join(", ").into(),
+                    on.into(),
                     decision_text(first, None).into(),
                     who.into(),
                 ],
@@ -260,6 +268,7 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     for backend in all_backends(snapshot)
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
+        .filter(|b| !is_gateway(b.labels, b.spec))
     {
         let policies = applying(config, root, backend.namespace, backend.labels);
         let allows: Vec<_> = policies
