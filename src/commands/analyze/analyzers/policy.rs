@@ -199,7 +199,7 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                 "plaintext"
             };
             let who = if disable {
-                "every caller (the port takes only plaintext, so sidecars send it plaintext too)"
+                "every caller (the port does not terminate Istio's mTLS, so no request there carries an identity)"
             } else {
                 "a caller without a sidecar (or from outside the mesh)"
             };
