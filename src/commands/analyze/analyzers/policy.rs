@@ -17,7 +17,7 @@
 //! without a sidecar enforce no policy, and gateways' listeners are not decided by
 //! PeerAuthentication: both are left out of all of them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::Input;
 use crate::findings::messages;
@@ -265,6 +265,8 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     let config = &input.config;
     let root = root_namespace(snapshot);
     let mut found: BTreeMap<(String, String), DenyAll<'_, '_>> = BTreeMap::new();
+    // Service (`ns/name`) -> the route object that sends traffic to it, looked up once.
+    let mut routes: HashMap<String, Option<String>> = HashMap::new();
     for backend in all_backends(snapshot)
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
@@ -293,8 +295,11 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
                 ports.services.iter().map(|s| s.service.as_str()).collect();
             services.dedup();
             for svc in services {
-                let (ns, name) = svc.split_once('/').unwrap_or(("", svc));
-                if let Some(route) = route_to_service(config, ns, name) {
+                let route = routes.entry(svc.to_string()).or_insert_with(|| {
+                    let (ns, name) = svc.split_once('/').unwrap_or(("", svc));
+                    route_to_service(config, ns, name)
+                });
+                if let Some(route) = route.clone() {
                     entry.2 = Some((route, format!("Service {svc}"), backend.what.clone()));
                     break;
                 }
