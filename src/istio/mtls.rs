@@ -482,4 +482,43 @@ mod tests {
         );
         assert_eq!(d.mode.as_deref(), Some("ISTIO_MUTUAL"));
     }
+
+    #[test]
+    fn port_level_entries_for_ports_no_selected_workload_listens_on() {
+        let deploy = |name: &str, ports: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n      - name: app\n        image: x\n{ports}---\n"
+            )
+        };
+        let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {app: web}\n  ports:\n  - {port: 80, targetPort: 8080}\n---\n";
+        let text = deploy("web", "        ports: [{containerPort: 8080}]\n")
+            + &deploy("job", "")
+            + svc
+            + &pa(
+                "shop",
+                "web",
+                "  selector: {matchLabels: {app: web}}\n  portLevelMtls:\n    \"80\": {mode: DISABLE}\n    \"8080\": {mode: PERMISSIVE}\n",
+            )
+            + &pa(
+                "shop",
+                "job",
+                "  selector: {matchLabels: {app: job}}\n  portLevelMtls:\n    \"9000\": {mode: DISABLE}\n",
+            );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let unused = |name: &str| {
+            let p = config
+                .peer_authentications
+                .iter()
+                .find(|p| p.name() == name)
+                .unwrap();
+            unused_port_levels(&s, p)
+        };
+        let web = unused("web");
+        assert_eq!(web.len(), 1, "{web:?}");
+        assert_eq!((web[0].port, web[0].mode.as_str()), (80, "DISABLE"));
+        assert_eq!(web[0].service_port, Some(("shop/web".to_string(), 8080)));
+        // a workload that declares no port may listen on 9000: not judged
+        assert!(unused("job").is_empty());
+    }
 }
