@@ -1,11 +1,13 @@
 //! mesh-doctor: why an Istio mesh is not doing what you expect.
 //!
 //! The modules are layers (docs/architecture.md; `tests/architecture.rs` checks them): pure
-//! knowledge at the bottom (formats, Kubernetes, findings, Istio, Envoy, the sidecar diagnosis),
+//! knowledge at the bottom (formats, Kubernetes, findings, Istio, Envoy, the sidecar diagnosis, the
+//! analyzers),
 //! then output and errors, then I/O (sources, probe), then one folder per command, then the CLI.
 //! Dependencies point down only; commands never use each other.
 
 // Knowledge: pure, knows nothing of commands.
+pub mod analysis;
 pub mod diagnosis;
 pub mod envoy;
 pub mod findings;

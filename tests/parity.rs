@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mesh_doctor::commands::analyze::analyzers;
+use mesh_doctor::analysis as analyzers;
 use mesh_doctor::source::files::{self, FileOptions};
 
 const REFERENCE: &str = "tests/fixtures/istio";

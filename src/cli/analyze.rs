@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::flags::{KubeArgs, level_parser};
-use crate::commands::analyze::{Request, analyzers};
+use crate::analysis as analyzers;
+use crate::commands::analyze::Request;
 use crate::error::{Error, Result};
 use crate::findings::messages::Level;
 use crate::findings::report::Suppression;
@@ -217,9 +218,8 @@ impl AnalyzeArgs {
             return Ok(request);
         }
         for name in &request.analyzers {
-            if analyzers::find(name).is_none() && name != analyzers::runtime::NAME {
-                let mut known: Vec<&str> = analyzers::all().map(|a| a.name).collect();
-                known.push(analyzers::runtime::NAME);
+            if analyzers::find(name).is_none() {
+                let known: Vec<&str> = analyzers::all().map(|a| a.name).collect();
                 return Err(Error::Usage(format!(
                     "unknown analyzer {name:?}; known analyzers: {}",
                     known.join(", ")

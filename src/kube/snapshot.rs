@@ -32,7 +32,7 @@ pub const LINE_PATHS: &[&[&str]] = &[
 
 /// Where an object came from: a file (with the document's first line and the line of every
 /// field) or a live cluster (with the cluster's name when several are analysed together).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Origin {
     pub file: Option<Arc<str>>,
     pub line: Option<u32>,
@@ -48,7 +48,7 @@ impl Origin {
 }
 
 /// An object together with where it came from.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Located<T> {
     pub object: T,
     pub origin: Origin,
@@ -219,7 +219,7 @@ impl Object for CrdMeta {
 }
 
 /// Everything the analyzers may look at.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     pub namespaces: Vec<Located<Namespace>>,
     pub pods: Vec<Located<Pod>>,
@@ -264,7 +264,7 @@ pub struct Snapshot {
     pub rejections: Vec<Located<crate::kube::object_rules::Rejection>>,
     /// Which kinds are present at all. An analyzer whose inputs are missing is skipped, and
     /// the report says so (for example when RBAC forbids listing a kind).
-    pub unavailable: BTreeMap<&'static str, String>,
+    pub unavailable: BTreeMap<crate::kube::kind::Kind, String>,
 }
 
 /// The labels of a pod that exists or that a workload will create.

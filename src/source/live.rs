@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Error, Result};
 use crate::istio::constants::ISTIO_NAMESPACE;
+use crate::kube::kind::Kind;
 use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
 
 const PAGE_SIZE: u32 = 500;
@@ -32,10 +33,6 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const MAX_PAGES: usize = 20_000;
 /// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
 pub const TRIES: u32 = 3;
-
-/// The `unavailable` entry of an `istio` ConfigMap whose `meshNetworks` is not MeshNetworks
-/// (the mesh networks analyzer needs it).
-pub const MESH_NETWORKS: &str = "meshNetworks";
 
 /// A connected cluster.
 #[derive(Clone)]
@@ -626,7 +623,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     let mut late: Option<&str> = None;
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     macro_rules! take {
-        ($result:expr, $kind:literal, |$items:ident| $body:expr) => {
+        ($result:expr, $kind:expr, |$items:ident| $body:expr) => {
             match $result {
                 Ok($items) => {
                     read_any = true;
@@ -642,7 +639,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
                     failed.get_or_insert(format!("cannot list {}: {reason}", $kind));
                 }
                 Err(ListError::Deadline(_)) => {
-                    late.get_or_insert($kind);
+                    late.get_or_insert($kind.list_name());
                 }
             }
         };
@@ -656,7 +653,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             server: cluster.server.clone(),
         });
     }
-    take!(namespaces, "namespaces", |items| snapshot.namespaces =
+    take!(namespaces, Kind::Namespaces, |items| snapshot.namespaces =
         located(
             items
                 .into_iter()
@@ -665,36 +662,36 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             &name,
             multi
         ));
-    take!(pods, "pods", |items| snapshot.pods =
+    take!(pods, Kind::Pods, |items| snapshot.pods =
         located(not_system(items), &name, multi));
-    take!(services, "services", |items| snapshot.services =
+    take!(services, Kind::Services, |items| snapshot.services =
         located(not_system(items), &name, multi));
     let mut workloads = Vec::new();
-    take!(deployments, "deployments", |items| workloads
+    take!(deployments, Kind::Deployments, |items| workloads
         .extend(items.into_iter().map(from_deployment)));
-    take!(statefulsets, "statefulsets", |items| workloads
+    take!(statefulsets, Kind::StatefulSets, |items| workloads
         .extend(items.into_iter().map(from_statefulset)));
-    take!(daemonsets, "daemonsets", |items| workloads
+    take!(daemonsets, Kind::DaemonSets, |items| workloads
         .extend(items.into_iter().map(from_daemonset)));
-    take!(cronjobs, "cronjobs", |items| workloads
+    take!(cronjobs, Kind::CronJobs, |items| workloads
         .extend(items.into_iter().map(from_cronjob)));
     // istiod's Deployments are needed even when the scope is another namespace.
-    take!(istio_deployments, "deployments", |items| {
+    take!(istio_deployments, Kind::Deployments, |items| {
         if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
             workloads.extend(items.into_iter().map(from_deployment));
         }
     });
     snapshot.workloads = located(not_system(workloads), &name, multi);
     // And the Services the injection webhooks call (control-plane checks).
-    take!(istio_services, "services", |items| {
+    take!(istio_services, Kind::Services, |items| {
         if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
             snapshot.services.extend(located(items, &name, multi));
         }
     });
-    take!(webhooks, "mutatingwebhookconfigurations", |items| {
+    take!(webhooks, Kind::MutatingWebhookConfigurations, |items| {
         snapshot.webhooks = located(items, &name, multi)
     });
-    take!(config_maps, "configmaps", |items| {
+    take!(config_maps, Kind::ConfigMaps, |items| {
         let items: Vec<ConfigMap> = items
             .into_iter()
             .filter(|cm| crate::kube::snapshot::Object::name(cm).starts_with("istio"))
@@ -716,7 +713,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
                 .and_then(|text| crate::istio::mesh_networks::problem_in_text(text))
             {
                 snapshot.unavailable.insert(
-                    MESH_NETWORKS,
+                    Kind::MeshNetworks,
                     format!(
                         "the meshNetworks key of ConfigMap {}/istio is not MeshNetworks: {problem}",
                         crate::kube::snapshot::Object::namespace(cm).unwrap_or_default()
@@ -726,14 +723,15 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         }
         snapshot.config_maps = located(items, &name, multi);
     });
-    take!(pdbs, "poddisruptionbudgets", |items| snapshot
+    take!(pdbs, Kind::PodDisruptionBudgets, |items| snapshot
         .pod_disruption_budgets =
         located(items, &name, multi));
-    take!(slices, "endpointslices", |items| snapshot.endpoint_slices =
+    take!(slices, Kind::EndpointSlices, |items| snapshot
+        .endpoint_slices =
         located(items, &name, multi));
-    take!(events, "events", |items| snapshot.events =
+    take!(events, Kind::Events, |items| snapshot.events =
         located(items, &name, multi));
-    take!(policies, "networkpolicies", |items| snapshot
+    take!(policies, Kind::NetworkPolicies, |items| snapshot
         .network_policies =
         located(items, &name, multi));
     // A core list that failed ends the read here: the Istio reads after it would only wait

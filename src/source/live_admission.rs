@@ -12,14 +12,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ListParams};
 
 use super::live::{Cluster, ListError, MAX_PAGES};
-use super::live_config::SERVICES_BEYOND;
 use std::sync::Arc;
 
+use crate::kube::kind::Kind;
 use crate::kube::snapshot::{CrdMeta, Located, Object, Origin, Snapshot};
-
-/// The names of these lists in `Snapshot::unavailable` (and in the analyzers' `needs`).
-pub const VALIDATING_WEBHOOKS: &str = "validatingwebhookconfigurations";
-pub const CRDS: &str = "customresourcedefinitions";
 
 const PAGE_SIZE: u32 = 500;
 
@@ -40,9 +36,10 @@ pub async fn read(cluster: &Cluster, multi: bool, snapshot: &mut Snapshot) {
                 .collect()
         }
         Err(e) => {
-            snapshot
-                .unavailable
-                .insert(VALIDATING_WEBHOOKS, e.reason().to_string());
+            snapshot.unavailable.insert(
+                Kind::ValidatingWebhookConfigurations,
+                e.reason().to_string(),
+            );
         }
     }
     match crds {
@@ -53,7 +50,9 @@ pub async fn read(cluster: &Cluster, multi: bool, snapshot: &mut Snapshot) {
                 .collect()
         }
         Err(e) => {
-            snapshot.unavailable.insert(CRDS, e.reason().to_string());
+            snapshot
+                .unavailable
+                .insert(Kind::CustomResourceDefinitions, e.reason().to_string());
         }
     }
     webhook_services(cluster, snapshot).await;
@@ -130,7 +129,7 @@ async fn webhook_services(cluster: &Cluster, snapshot: &mut Snapshot) {
             Err(e) => {
                 snapshot
                     .unavailable
-                    .insert(SERVICES_BEYOND, e.reason().to_string());
+                    .insert(Kind::ServicesBeyondScope, e.reason().to_string());
             }
         }
     }

@@ -15,46 +15,22 @@ use kube::discovery::Discovery;
 
 use super::live::{Cluster, ListError, MAX_PAGES};
 use crate::istio::config::{self, Gateway};
+use crate::kube::kind::Kind;
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
 
 const PAGE_SIZE: u32 = 500;
 
-/// The name a kind's list has in `Snapshot::unavailable` (and in the analyzers' `needs`).
-pub fn plural(kind: &str) -> &'static str {
-    match kind {
-        "VirtualService" => "virtualservices",
-        "DestinationRule" => "destinationrules",
-        "Gateway" => "gateways",
-        "ServiceEntry" => "serviceentries",
-        "Sidecar" => "sidecars",
-        "EnvoyFilter" => "envoyfilters",
-        "WorkloadEntry" => "workloadentries",
-        "WorkloadGroup" => "workloadgroups",
-        "RequestAuthentication" => "requestauthentications",
-        "AuthorizationPolicy" => "authorizationpolicies",
-        "PeerAuthentication" => "peerauthentications",
-        "Telemetry" => "telemetries",
-        "WasmPlugin" => "wasmplugins",
-        _ => "istio config",
-    }
-}
-
-/// The name of a served resource's list in `Snapshot::unavailable`: a Gateway API kind by its
-/// group-qualified name (its `Gateway` is not Istio's), an Istio kind by [`plural`].
-fn list_name(group: &str, kind: &str) -> &'static str {
-    if group == config::GATEWAY_API_GROUP {
-        config::gateway_api::plural(kind)
-    } else {
-        plural(kind)
-    }
+/// The kind of the table a served resource is, when it is one of those read.
+fn table_kind(group: &str, kind: &str) -> Option<Kind> {
+    Kind::of_manifest(group, kind)
 }
 
 /// What was read: the objects, and the kinds that could not be listed with the reason.
 #[derive(Default)]
 pub struct Read {
     pub objects: Vec<Located<ConfigObject>>,
-    pub unavailable: BTreeMap<&'static str, String>,
+    pub unavailable: BTreeMap<Kind, String>,
     pub unreachable: Option<String>,
     /// The server answered a list with an error (500, malformed body...): the message.
     pub failed: Option<String>,
@@ -74,17 +50,16 @@ pub struct Read {
 pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     let namespace: Option<&str> = None;
     let mut read = Read::default();
-    let groups: Vec<&str> = config::groups().iter().map(|(g, _, _)| *g).collect();
+    let groups: &[&str] = config::GROUPS;
     // Bounded like every other request: the request timeout, the command's deadline, retries.
     let discovery = match cluster
-        .request(|| Discovery::new(cluster.client.clone()).filter(&groups).run())
+        .request(|| Discovery::new(cluster.client.clone()).filter(groups).run())
         .await
     {
         Err(ListError::Denied(reason)) => {
-            for (group, _, kinds) in config::groups() {
-                for kind in kinds.iter() {
-                    read.unavailable
-                        .insert(list_name(group, kind), reason.clone());
+            for group in config::GROUPS {
+                for info in Kind::of_group(group) {
+                    read.unavailable.insert(info.kind, reason.clone());
                 }
             }
             return read;
@@ -108,7 +83,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     read.istio_absent = discovery.get(config::NETWORKING_GROUP).is_none_or(|g| {
         !g.resources_by_stability()
             .iter()
-            .any(|(r, _)| config::CONFIG_KINDS.contains(&r.kind.as_str()))
+            .any(|(r, _)| config::networking_kinds().any(|k| k == r.kind))
     });
     let mut proxy_config = None;
     if let Some(g) = discovery.get(config::NETWORKING_GROUP) {
@@ -118,13 +93,13 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             .find(|(r, _)| r.kind == "ProxyConfig" && r.version == "v1beta1")
             .map(|(r, _)| r);
     }
-    for (group, versions, kinds) in config::groups() {
+    for group in config::GROUPS {
         let Some(api_group) = discovery.get(group) else {
             continue; // Istio's CRDs are not installed: nothing to read.
         };
         for (resource, _) in api_group.resources_by_stability() {
-            if kinds.contains(&resource.kind.as_str())
-                && versions.contains(&resource.version.as_str())
+            if table_kind(group, &resource.kind)
+                .is_some_and(|k| k.versions().contains(&resource.version.as_str()))
             {
                 lists.push(resource);
             }
@@ -167,7 +142,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
                 .collect()
         }
         Some(Err(ListError::Denied(reason))) => {
-            read.unavailable.insert("proxyconfigs", reason);
+            read.unavailable.insert(Kind::ProxyConfigs, reason);
         }
         Some(Err(ListError::Unreachable(reason))) => {
             read.unreachable.get_or_insert(reason);
@@ -181,11 +156,14 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         }
     }
     for (resource, result) in lists.iter().zip(results) {
+        // Every resource listed is a kind of the table (the filter above).
+        let kind = table_kind(&resource.group, &resource.kind);
         match result {
             Ok(items) => read.objects.extend(items.into_iter().map(located)),
             Err(ListError::Denied(reason)) => {
-                read.unavailable
-                    .insert(list_name(&resource.group, &resource.kind), reason);
+                if let Some(kind) = kind {
+                    read.unavailable.insert(kind, reason);
+                }
             }
             Err(ListError::Unreachable(reason)) => {
                 read.unreachable.get_or_insert(reason);
@@ -193,7 +171,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             Err(ListError::Failed(reason)) => {
                 read.failed.get_or_insert(format!(
                     "cannot list {}: {reason}",
-                    list_name(&resource.group, &resource.kind)
+                    kind.map_or(resource.plural.as_str(), |k| k.list_name())
                 ));
             }
             Err(ListError::Deadline(_)) => {
@@ -330,7 +308,7 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             Ok(None) => {}
             Err(e) => {
                 let reason = e.reason().to_string();
-                snapshot.unavailable.insert("secrets", reason);
+                snapshot.unavailable.insert(Kind::Secrets, reason);
             }
         }
     }
@@ -358,16 +336,10 @@ pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
         }
         Err(e) => {
             let reason = e.reason().to_string();
-            snapshot.unavailable.insert("nodes", reason);
+            snapshot.unavailable.insert(Kind::Nodes, reason);
         }
     }
 }
-
-/// The names of the lists of the other namespaces' Pods and Services in
-/// `Snapshot::unavailable` (and in the analyzers' `needs`).
-pub const PODS_BEYOND: &str = "pods in other namespaces";
-pub const SERVICES_BEYOND: &str = "services in other namespaces";
-pub const NAMESPACES_BEYOND: &str = "other namespaces";
 
 /// Live with `-n`: the Pods and Services of the other namespaces, when there is Istio config to
 /// resolve against them.
@@ -408,7 +380,9 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
         }
         Some(Err(e)) => {
             let reason = e.reason().to_string();
-            snapshot.unavailable.insert(NAMESPACES_BEYOND, reason);
+            snapshot
+                .unavailable
+                .insert(Kind::NamespacesBeyondScope, reason);
         }
         None => {}
     }
@@ -422,7 +396,7 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
         }
         Err(e) => {
             let reason = e.reason().to_string();
-            snapshot.unavailable.insert(PODS_BEYOND, reason);
+            snapshot.unavailable.insert(Kind::PodsBeyondScope, reason);
         }
     }
     match services {
@@ -435,7 +409,9 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
         }
         Err(e) => {
             let reason = e.reason().to_string();
-            snapshot.unavailable.insert(SERVICES_BEYOND, reason);
+            snapshot
+                .unavailable
+                .insert(Kind::ServicesBeyondScope, reason);
         }
     }
 }

@@ -9,10 +9,6 @@ use super::live::Cluster;
 use crate::istio::constants::{ISTIO_NAMESPACE, MULTI_CLUSTER_SECRET_LABEL};
 use crate::kube::snapshot::{Located, Object, SecretKeys, Snapshot};
 
-/// The name of this read in `Snapshot::unavailable` (and in the analyzer's `needs`): listing
-/// Secrets is not in docs/rbac.yaml, which only gets Gateways' Secrets by name.
-pub const REMOTE_SECRETS: &str = "remote secrets";
-
 /// Lists the remote secrets when there are mesh networks to check them against.
 pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     let has_networks = snapshot.config_maps.iter().any(|cm| {
@@ -47,9 +43,10 @@ pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
         Err(e) => {
-            snapshot
-                .unavailable
-                .insert(REMOTE_SECRETS, e.reason().to_string());
+            snapshot.unavailable.insert(
+                crate::kube::kind::Kind::RemoteSecrets,
+                e.reason().to_string(),
+            );
         }
     }
 }

@@ -12,9 +12,9 @@ use kube::Api;
 use crate::diagnosis::{AmbientContext, Lookup, PodContext};
 use crate::error::{Error, Result};
 use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
-use crate::istio::config::GATEWAY_API_GROUP;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::waypoint::GATEWAY_NAME_LABEL;
+use crate::kube::kind::Kind;
 use crate::kube::snapshot::ConfigObject;
 use crate::kube::snapshot::Located;
 use crate::source::live::{Cluster, ListError};
@@ -104,20 +104,19 @@ pub async fn ambient_context(cluster: &Cluster, namespace: &str) -> AmbientConte
             read.late
                 .map(|l| format!("the command's deadline passed while reading {l}"))
         });
-    let of_kind = |group: &str, kind: &str, list: &str| -> Lookup<Vec<ConfigObject>> {
+    let of_kind = |list: Kind| -> Lookup<Vec<ConfigObject>> {
         if let Some(reason) = &broken {
             return Lookup::Unknown(reason.clone());
         }
-        if let Some(reason) = read.unavailable.get(list) {
+        if let Some(reason) = read.unavailable.get(&list) {
             return Lookup::Unknown(format!("cannot list {list}: {reason}"));
         }
         Lookup::Found(
             read.objects
                 .iter()
                 .filter(|o| {
-                    o.object.kind == kind
-                        && crate::istio::config::gateway_api::group_of(&o.object.api_version)
-                            == group
+                    crate::istio::config::config_kind(&o.object.api_version, &o.object.kind)
+                        == Some(list)
                 })
                 .map(|o| o.object.clone())
                 .collect(),
@@ -125,17 +124,9 @@ pub async fn ambient_context(cluster: &Cluster, namespace: &str) -> AmbientConte
     };
     AmbientContext {
         services: lookup_list(services),
-        gateways: of_kind(
-            GATEWAY_API_GROUP,
-            "Gateway",
-            "gateways.gateway.networking.k8s.io",
-        ),
+        gateways: of_kind(Kind::KubernetesGateways),
         gateway_pods: lookup_list(pods),
-        authorization_policies: of_kind(
-            "security.istio.io",
-            "AuthorizationPolicy",
-            "authorizationpolicies",
-        ),
+        authorization_policies: of_kind(Kind::AuthorizationPolicies),
         root_namespace: ISTIO_NAMESPACE.to_string(),
     }
 }

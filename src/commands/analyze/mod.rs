@@ -1,11 +1,11 @@
 //! `kubectl mesh-doctor analyze`: findings for manifest files or a live cluster.
 
-pub mod analyzers;
 mod runtime;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::analysis as analyzers;
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
@@ -148,21 +148,19 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
                 a.name,
                 a.description,
                 a.codes.join(", "),
-                a.needs.join(", ")
+                a.needs
+                    .iter()
+                    .map(|k| k.list_name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             if a.name == "crd-schemas" {
                 out.push_str(&crd_schema_notes());
             }
-            if !analyzers::on_by_default(a) {
+            if !a.on_by_default {
                 out.push_str("    off by default: runs only when named with --analyzer\n");
             }
         }
-        out.push_str(&format!(
-            "* {}:\n    {} ({})\n",
-            analyzers::runtime::NAME,
-            analyzers::runtime::DESCRIPTION,
-            analyzers::runtime::CODES.join(", ")
-        ));
         write::stdout(&out).map_err(Error::Output)?;
         return Ok(exit::OK);
     }
@@ -224,11 +222,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     }
 
     let mut report: Report = analyzers::run(&snapshot, &request.analyzers);
-    let runtime_wanted = request.analyzers.is_empty()
-        || request
-            .analyzers
-            .iter()
-            .any(|a| a == analyzers::runtime::NAME);
+    let runtime_wanted = analyzers::selected(&analyzers::RUNTIME, &request.analyzers);
     if use_kube && request.probe && runtime_wanted {
         let options = crate::probe::ProbeOptions::with_timeout(request.probe_timeout);
         let outcome = runtime::check(global, &snapshot, &options).await?;

@@ -1,5 +1,5 @@
 //! Runtime findings in `analyze`: the I/O half. Probes the sidecars of the injected pods the
-//! snapshot already flags ([`crate::commands::analyze::analyzers::runtime::select`]), at most [`CONCURRENCY`] at a
+//! snapshot already flags ([`crate::analysis::runtime::select`]), at most [`CONCURRENCY`] at a
 //! time, each request under the probe timeout, and diagnoses each pod as `pod NAME` would.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use kube::Api;
 
-use crate::commands::analyze::analyzers::runtime::{self, Fetched};
+use crate::analysis::runtime::{self, Fetched};
 use crate::diagnosis;
 use crate::error::Result;
 use crate::findings::Finding;

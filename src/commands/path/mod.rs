@@ -237,7 +237,7 @@ async fn live_snapshot(
             Err(e) => {
                 snapshot
                     .unavailable
-                    .insert("endpointslices", format!("{e:?}"));
+                    .insert(crate::kube::kind::Kind::EndpointSlices, format!("{e:?}"));
             }
         }
     }

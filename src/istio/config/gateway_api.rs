@@ -16,22 +16,12 @@ use serde_json::Value;
 use crate::kube::snapshot::ConfigObject;
 
 /// The Gateway API group.
-pub const GATEWAY_API_GROUP: &str = "gateway.networking.k8s.io";
+pub const GATEWAY_API_GROUP: &str = crate::kube::kind::GATEWAY_API;
 
-/// The versions read: `v1` (GA kinds), `v1beta1` (ReferenceGrant, and the older versions of
-/// the GA kinds), `v1alpha2` (TCPRoute and TLSRoute before they reached `v1`).
-pub const GATEWAY_API_VERSIONS: &[&str] = &["v1", "v1beta1", "v1alpha2"];
-
-/// The Gateway API kinds read from files and listed live.
-pub const GATEWAY_API_KINDS: &[&str] = &[
-    "GatewayClass",
-    "Gateway",
-    "HTTPRoute",
-    "GRPCRoute",
-    "TCPRoute",
-    "TLSRoute",
-    "ReferenceGrant",
-];
+// The versions read (`v1`; `v1beta1` for ReferenceGrant and the GA kinds' older versions;
+// `v1alpha2` for TCPRoute and TLSRoute before `v1`) and the kinds are rows of the kind table
+// (`crate::kube::kind`), as `gatewayclasses.gateway.networking.k8s.io` and so on, so that a
+// Gateway API `Gateway` is never taken for Istio's `gateways`.
 
 /// The label Istio puts on the pods of the gateway it deploys for a Gateway API Gateway.
 pub const GATEWAY_NAME_LABEL: &str = "gateway.networking.k8s.io/gateway-name";
@@ -47,21 +37,6 @@ pub fn group_of(api_version: &str) -> &str {
 /// True when the object is of the Gateway API group.
 pub fn is_gateway_api(object: &ConfigObject) -> bool {
     group_of(&object.api_version) == GATEWAY_API_GROUP
-}
-
-/// The name a Gateway API kind's list has in `Snapshot::unavailable` (and in the analyzers'
-/// `needs`): the resource and its group, so that it is never taken for Istio's `gateways`.
-pub fn plural(kind: &str) -> &'static str {
-    match kind {
-        "GatewayClass" => "gatewayclasses.gateway.networking.k8s.io",
-        "Gateway" => "gateways.gateway.networking.k8s.io",
-        "HTTPRoute" => "httproutes.gateway.networking.k8s.io",
-        "GRPCRoute" => "grpcroutes.gateway.networking.k8s.io",
-        "TCPRoute" => "tcproutes.gateway.networking.k8s.io",
-        "TLSRoute" => "tlsroutes.gateway.networking.k8s.io",
-        "ReferenceGrant" => "referencegrants.gateway.networking.k8s.io",
-        _ => "gateway api config",
-    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -17,78 +17,43 @@ pub use security::*;
 pub use telemetry::*;
 pub use types::*;
 
+use crate::kube::kind::{self, Kind};
+
 /// The API group of the traffic-management kinds.
-pub const NETWORKING_GROUP: &str = "networking.istio.io";
+pub const NETWORKING_GROUP: &str = kind::NETWORKING_ISTIO;
+/// The security kinds' group (`security.istio.io`).
+pub const SECURITY_GROUP: &str = kind::SECURITY_ISTIO;
+/// `telemetry.istio.io` and `extensions.istio.io`.
+pub const TELEMETRY_GROUP: &str = kind::TELEMETRY_ISTIO;
+pub const EXTENSIONS_GROUP: &str = kind::EXTENSIONS_ISTIO;
 
-/// The versions of that group whose documents are read (the same schema in all three).
-pub const NETWORKING_VERSIONS: &[&str] = &["v1", "v1beta1", "v1alpha3"];
-
-/// The traffic-management kinds read from files and listed live. `ProxyConfig`
-/// (`networking.istio.io/v1beta1`) is read separately, for the proxy-image analyzer.
-pub const CONFIG_KINDS: &[&str] = &[
-    "VirtualService",
-    "DestinationRule",
-    "Gateway",
-    "ServiceEntry",
-    "Sidecar",
-    "EnvoyFilter",
-    "WorkloadEntry",
-    "WorkloadGroup",
+/// Every API group whose kinds ([`Kind::of_group`]) are read from files and listed live.
+/// `ProxyConfig` (`networking.istio.io/v1beta1`) is read separately, for the proxy-image analyzer.
+pub const GROUPS: &[&str] = &[
+    NETWORKING_GROUP,
+    SECURITY_GROUP,
+    TELEMETRY_GROUP,
+    EXTENSIONS_GROUP,
+    gateway_api::GATEWAY_API_GROUP,
 ];
 
-/// The security kinds read (`security.istio.io` v1 and v1beta1).
-pub const SECURITY_GROUP: &str = "security.istio.io";
-pub const SECURITY_VERSIONS: &[&str] = &["v1", "v1beta1"];
-pub const SECURITY_KINDS: &[&str] = &[
-    "RequestAuthentication",
-    "AuthorizationPolicy",
-    "PeerAuthentication",
-];
-
-/// `telemetry.istio.io` (v1 and v1alpha1, the same schema) and `extensions.istio.io`.
-pub const TELEMETRY_GROUP: &str = "telemetry.istio.io";
-pub const TELEMETRY_VERSIONS: &[&str] = &["v1", "v1alpha1"];
-pub const TELEMETRY_KINDS: &[&str] = &["Telemetry"];
-pub const EXTENSIONS_GROUP: &str = "extensions.istio.io";
-pub const EXTENSIONS_VERSIONS: &[&str] = &["v1alpha1"];
-pub const EXTENSIONS_KINDS: &[&str] = &["WasmPlugin"];
-
-/// One API group whose kinds are read from files and listed live: (group, versions, kinds).
-pub type Group = (
-    &'static str,
-    &'static [&'static str],
-    &'static [&'static str],
-);
-
-/// Every (group, versions, kinds) read from files and listed live.
-pub const GROUPS: &[Group] = &[
-    (NETWORKING_GROUP, NETWORKING_VERSIONS, CONFIG_KINDS),
-    (SECURITY_GROUP, SECURITY_VERSIONS, SECURITY_KINDS),
-    // Telemetry and extensions groups.
-    (TELEMETRY_GROUP, TELEMETRY_VERSIONS, TELEMETRY_KINDS),
-    (EXTENSIONS_GROUP, EXTENSIONS_VERSIONS, EXTENSIONS_KINDS),
-    // Gateway API groups.
-    (
-        gateway_api::GATEWAY_API_GROUP,
-        gateway_api::GATEWAY_API_VERSIONS,
-        gateway_api::GATEWAY_API_KINDS,
-    ),
-];
-
-/// Every (group, versions, kinds) read from files and listed live ([`GROUPS`]).
-pub fn groups() -> &'static [Group] {
-    GROUPS
+/// The traffic-management kinds as manifests spell them (`VirtualService`, ...), in the order
+/// of the kind table.
+pub fn networking_kinds() -> impl Iterator<Item = &'static str> {
+    Kind::of_group(NETWORKING_GROUP).filter_map(|i| i.kind.manifest_kind())
 }
 
-/// True for `networking.istio.io/<v1|v1beta1|v1alpha3>` and a kind of [`CONFIG_KINDS`], or a
-/// security kind of [`SECURITY_KINDS`].
+/// The kind of the table that a document's `apiVersion` and `kind` name, when its group is one
+/// of [`GROUPS`] and its version one that is read.
+pub fn config_kind(api_version: &str, kind: &str) -> Option<Kind> {
+    let (group, version) = api_version.split_once('/')?;
+    Kind::of_manifest(group, kind).filter(|k| k.versions().contains(&version))
+}
+
+/// True for a document of a kind of [`GROUPS`] in a version that is read
+/// (`networking.istio.io/<v1|v1beta1|v1alpha3>`, `security.istio.io/<v1|v1beta1>`, ...).
 pub fn is_config_kind(api_version: &str, kind: &str) -> bool {
-    let Some((group, version)) = api_version.split_once('/') else {
-        return false;
-    };
-    groups().iter().any(|(g, versions, kinds)| {
-        *g == group && versions.contains(&version) && kinds.contains(&kind)
-    })
+    config_kind(api_version, kind).is_some()
 }
 
 /// One config resource with its spec read into `T`.

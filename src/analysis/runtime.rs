@@ -13,6 +13,7 @@ use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::sidecar;
 use crate::istio::waypoint::GATEWAY_NAME_LABEL;
+use crate::kube::kind::Kind;
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
 /// The name `--analyzer` and `--list-analyzers` know the runtime checks by.
@@ -101,13 +102,13 @@ pub fn pod_context(
 ) -> PodContext {
     let same_cluster =
         |o: &crate::kube::snapshot::Origin| o.file.is_none() && o.cluster.as_ref() == cluster;
-    let unknown = |kind: &str| {
+    let unknown = |kind: Kind| {
         snapshot
             .unavailable
-            .get(kind)
+            .get(&kind)
             .map(|reason| format!("cannot list {kind}: {reason}"))
     };
-    let ns = match unknown("namespaces") {
+    let ns = match unknown(Kind::Namespaces) {
         Some(reason) => Lookup::Unknown(reason),
         None => snapshot
             .namespaces
@@ -115,7 +116,7 @@ pub fn pod_context(
             .find(|n| same_cluster(&n.origin) && n.object.name() == namespace)
             .map_or(Lookup::Missing, |n| Lookup::Found(n.object.clone())),
     };
-    let webhooks = match unknown("mutatingwebhookconfigurations") {
+    let webhooks = match unknown(Kind::MutatingWebhookConfigurations) {
         Some(reason) => Lookup::Unknown(reason),
         None => Lookup::Found(
             snapshot
@@ -126,7 +127,7 @@ pub fn pod_context(
                 .collect(),
         ),
     };
-    let slices = match unknown("endpointslices") {
+    let slices = match unknown(Kind::EndpointSlices) {
         Some(reason) => Lookup::Unknown(reason),
         None => Lookup::Found(
             snapshot
@@ -139,7 +140,7 @@ pub fn pod_context(
                 .collect(),
         ),
     };
-    let policies = match unknown("networkpolicies") {
+    let policies = match unknown(Kind::NetworkPolicies) {
         Some(reason) => Lookup::Unknown(reason),
         None => Lookup::Found(
             snapshot
@@ -150,7 +151,7 @@ pub fn pod_context(
                 .collect(),
         ),
     };
-    let istiod_pods = match unknown("pods") {
+    let istiod_pods = match unknown(Kind::Pods) {
         Some(reason) => Lookup::Unknown(reason),
         None => Lookup::Found(
             snapshot
@@ -165,7 +166,7 @@ pub fn pod_context(
                 .collect(),
         ),
     };
-    let mesh_config = match unknown("configmaps") {
+    let mesh_config = match unknown(Kind::ConfigMaps) {
         Some(reason) => Lookup::Unknown(reason),
         None => snapshot
             .config_maps
@@ -199,7 +200,7 @@ fn agents(
     same_cluster: &dyn Fn(&crate::kube::snapshot::Origin) -> bool,
     selector: &str,
 ) -> Lookup<Vec<Pod>> {
-    if let Some(reason) = snapshot.unavailable.get("pods") {
+    if let Some(reason) = snapshot.unavailable.get(&Kind::Pods) {
         return Lookup::Unknown(format!("cannot list pods: {reason}"));
     }
     let (key, value) = selector.split_once('=').unwrap_or((selector, ""));
@@ -219,29 +220,29 @@ fn ambient_context(
     same_cluster: &dyn Fn(&crate::kube::snapshot::Origin) -> bool,
     namespace: &str,
 ) -> AmbientContext {
-    let unknown = |kind: &str| {
+    let unknown = |kind: Kind| {
         snapshot
             .unavailable
-            .get(kind)
+            .get(&kind)
             .map(|reason| format!("cannot list {kind}: {reason}"))
     };
-    let config = |kind: &str, list: &str| match unknown(list) {
+    let config = |list: Kind| match unknown(list) {
         Some(reason) => Lookup::Unknown(reason),
         None => Lookup::Found(
             snapshot
                 .config
                 .iter()
-                .filter(|c| same_cluster(&c.origin) && c.object.kind == kind)
                 .filter(|c| {
-                    (kind == "Gateway")
-                        == crate::istio::config::gateway_api::is_gateway_api(&c.object)
+                    same_cluster(&c.origin)
+                        && crate::istio::config::config_kind(&c.object.api_version, &c.object.kind)
+                            == Some(list)
                 })
                 .map(|c| c.object.clone())
                 .collect(),
         ),
     };
     AmbientContext {
-        services: match unknown("services") {
+        services: match unknown(Kind::Services) {
             Some(reason) => Lookup::Unknown(reason),
             None => Lookup::Found(
                 snapshot
@@ -251,8 +252,8 @@ fn ambient_context(
                     .collect(),
             ),
         },
-        gateways: config("Gateway", "gateways.gateway.networking.k8s.io"),
-        gateway_pods: match unknown("pods") {
+        gateways: config(Kind::KubernetesGateways),
+        gateway_pods: match unknown(Kind::Pods) {
             Some(reason) => Lookup::Unknown(reason),
             None => Lookup::Found(
                 snapshot
@@ -264,7 +265,7 @@ fn ambient_context(
                     .collect(),
             ),
         },
-        authorization_policies: config("AuthorizationPolicy", "authorizationpolicies"),
+        authorization_policies: config(Kind::AuthorizationPolicies),
         root_namespace: crate::istio::dataplane::root_namespace(snapshot).to_string(),
     }
 }
@@ -439,7 +440,7 @@ mod tests {
         snapshot.network_policies.push(elsewhere);
         snapshot
             .unavailable
-            .insert("endpointslices", "forbidden".into());
+            .insert(Kind::EndpointSlices, "forbidden".into());
         let fetched = Fetched {
             istio_namespace: Lookup::Missing,
             root_cert: Lookup::Missing,

@@ -4,7 +4,7 @@
 
 use crate::findings::Finding;
 use crate::findings::messages::{self, Arg};
-use crate::istio::config::CONFIG_KINDS;
+use crate::istio::config::networking_kinds;
 use crate::kube::snapshot::Snapshot;
 
 const FIX: &str = "Check the kubeconfig context (--context); to install Istio, run `istioctl install` (or apply the istio/base chart for the CRDs).";
@@ -17,7 +17,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             None,
             &[
                 Arg::from(format!("{cluster:?}")),
-                Arg::from(CONFIG_KINDS.join(", ")),
+                Arg::from(networking_kinds().collect::<Vec<_>>().join(", ")),
                 Arg::from(FIX),
             ],
         );

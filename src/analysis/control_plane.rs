@@ -999,14 +999,14 @@ mod tests {
     #[test]
     fn md0204_replaces_md0103_for_missing_revisions_only() {
         let mut out = Vec::new();
-        crate::commands::analyze::analyzers::injection::analyze(&load(OUTAGE), &mut out);
+        crate::analysis::injection::analyze(&load(OUTAGE), &mut out);
         let codes: Vec<&str> = out.iter().map(Finding::code).collect();
         assert!(codes.contains(&"MD0204"), "{codes:?}");
         assert!(!codes.contains(&"MD0103"), "{codes:?}");
         // Only a revisioned webhook: istio-injection=enabled matches nothing, which is not a
         // revision problem, so MD0103 stays.
         let mut out = Vec::new();
-        crate::commands::analyze::analyzers::injection::analyze(
+        crate::analysis::injection::analyze(
             &load(&HEALTHY.replace("istio.io/rev: stable", "istio-injection: enabled")),
             &mut out,
         );

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::commands::analyze::analyzers::injection::injector_config_map_name;
+use crate::analysis::injection::injector_config_map_name;
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::IST0158;
 use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};

@@ -23,6 +23,7 @@ use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
 use crate::istio::waypoint::{
     self, GATEWAY_NAME_LABEL, Observed, PolicyScope, USE_WAYPOINT_LABEL, Use, WaypointRef,
 };
+use crate::kube::kind::Kind;
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
@@ -152,14 +153,15 @@ fn judge(input: &Input, w: &WaypointRef, live: bool, for_service: Option<bool>) 
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     let reads = Reads {
-        gateways: !snapshot
-            .unavailable
-            .contains_key("gateways.gateway.networking.k8s.io"),
-        pods: !snapshot.unavailable.contains_key("pods"),
+        gateways: !snapshot.unavailable.contains_key(&Kind::KubernetesGateways),
+        pods: !snapshot.unavailable.contains_key(&Kind::Pods),
     };
     let workloads = ambient_workloads(snapshot);
     waypoint_users(input, &reads, &workloads, out);
-    if !snapshot.unavailable.contains_key("authorizationpolicies") {
+    if !snapshot
+        .unavailable
+        .contains_key(&Kind::AuthorizationPolicies)
+    {
         policies(input, &reads, &workloads, out);
     }
     sidecar_and_ambient(snapshot, out);

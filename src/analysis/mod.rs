@@ -1,0 +1,435 @@
+//! Analyzers: pure functions from a [`Snapshot`] to findings. No I/O, no clock, no printing.
+
+pub mod ambient;
+pub mod annotations;
+pub mod application_uid;
+pub mod authn;
+pub mod authz;
+pub mod conditions;
+pub mod control_plane;
+pub mod deprecation;
+pub mod destinationrule;
+pub mod envoyfilter;
+pub mod external_control_plane;
+pub mod gateway;
+pub mod image_auto;
+pub mod injection;
+pub mod istio_installed;
+pub mod istio_table;
+pub mod k8sgateway;
+pub mod mesh_networks;
+pub mod mtls;
+pub mod multicluster;
+pub mod multicluster_service;
+pub mod object_rules;
+pub mod policy;
+pub mod port_names;
+pub mod proxy_image;
+pub mod revisions;
+pub mod runtime;
+pub mod schema;
+pub mod schema_authz;
+pub mod schema_common;
+pub mod schema_gateway;
+pub mod schema_security;
+pub mod schema_serviceentry;
+pub mod schema_sidecar;
+pub mod schema_virtualservice;
+pub mod service_association;
+pub mod serviceentry;
+pub mod sidecar;
+pub mod telemetry;
+pub mod virtualservice;
+pub mod webhook;
+
+use crate::findings::report;
+use crate::findings::{Finding, Report};
+use crate::istio::config::Config;
+use crate::kube::kind::{CRD_KINDS, Kind};
+use crate::kube::snapshot::Snapshot;
+
+/// What the analyzers of Istio's config kinds read: the snapshot and its config resources,
+/// typed once for all of them.
+pub struct Input<'a> {
+    pub snapshot: &'a Snapshot,
+    pub config: Config<'a>,
+}
+
+/// An analyzer's function: over the snapshot alone, or over the snapshot and its typed config;
+/// or none, for the analyzer whose findings come from probing proxies (the command runs it, as
+/// it needs I/O: [`runtime`] holds its pure half).
+#[derive(Clone, Copy)]
+pub enum Run {
+    Snapshot(fn(&Snapshot, &mut Vec<Finding>)),
+    Config(fn(&Input, &mut Vec<Finding>)),
+    Probe,
+}
+
+/// One analyzer: its entry in the one registry ([`all`]).
+pub struct Analyzer {
+    /// The name `-v`, `--analyzer` and `--list-analyzers` use: Istio's for the analyzers of
+    /// Istio's config kinds, ours for the others.
+    pub name: &'static str,
+    /// Istio's name, when an analyzer of ours does the job of one of Istio's (`--analyzer`
+    /// takes either).
+    pub istio_name: Option<&'static str>,
+    pub description: &'static str,
+    /// Every code it may emit (a test runs the grid and fails on any other).
+    pub codes: &'static [&'static str],
+    /// The kinds it reads; when one could not be read (RBAC), the analyzer is skipped and the
+    /// report says so.
+    pub needs: &'static [Kind],
+    /// False for the analyzers that run only when named with `--analyzer`, as Istio leaves them
+    /// out of its default set (`annotations.AlphaAnalyzer`: too noisy with annotations set by
+    /// default).
+    pub on_by_default: bool,
+    pub run: Run,
+}
+
+impl Analyzer {
+    /// True when it probes proxies (live clusters only, off with `--no-probe`).
+    pub fn probes(&self) -> bool {
+        matches!(self.run, Run::Probe)
+    }
+}
+
+/// Every analyzer of mesh-doctor's own, in the order they run (then [`istio_table::ANALYZERS`]).
+pub const OWN_ANALYZERS: &[Analyzer] = &[
+    Analyzer {
+        name: "object-rules",
+        istio_name: None,
+        on_by_default: true,
+        description: "Files: objects kubectl apply would refuse for Kubernetes' own rules (apiVersion, kind, name, namespace, labels, annotation keys), every kind",
+        codes: &["MD0003"],
+        needs: &[],
+        run: Run::Snapshot(object_rules::analyze),
+    },
+    Analyzer {
+        name: "crd-schemas",
+        istio_name: None,
+        on_by_default: true,
+        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, bounds, lengths, item counts, oneOf)",
+        codes: &["MD0003"],
+        needs: CRD_KINDS,
+        run: Run::Snapshot(object_rules::crd_schemas),
+    },
+    Analyzer {
+        name: "injection",
+        istio_name: Some("injection.Analyzer"),
+        on_by_default: true,
+        description: "Namespaces and pods that are (not) enabled for sidecar injection",
+        codes: &[
+            "IST0102", "IST0103", "IST0123", "IST0148", "MD0103", "MD0204",
+        ],
+        needs: &[
+            Kind::Namespaces,
+            Kind::Pods,
+            Kind::ConfigMaps,
+            Kind::MutatingWebhookConfigurations,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Snapshot(injection::analyze),
+    },
+    Analyzer {
+        name: "proxy-image",
+        istio_name: Some("injection.ImageAnalyzer"),
+        on_by_default: true,
+        description: "Proxy images that differ from the injector's current image",
+        codes: &["IST0158"],
+        needs: &[
+            Kind::Namespaces,
+            Kind::Pods,
+            Kind::ConfigMaps,
+            Kind::ProxyConfigs,
+        ],
+        run: Run::Snapshot(proxy_image::analyze),
+    },
+    Analyzer {
+        name: "port-names",
+        istio_name: Some("service.PortNameAnalyzer"),
+        on_by_default: true,
+        description: "Service ports whose protocol Istio cannot tell",
+        codes: &["IST0118", "IST0150"],
+        needs: &[Kind::Services],
+        run: Run::Snapshot(port_names::analyze),
+    },
+    Analyzer {
+        name: "istiod-availability",
+        istio_name: None,
+        on_by_default: true,
+        description: "istiod with one replica or no PodDisruptionBudget behind an injection webhook that fails closed",
+        codes: &["MD0201"],
+        needs: &[
+            Kind::MutatingWebhookConfigurations,
+            Kind::Deployments,
+            Kind::PodDisruptionBudgets,
+            Kind::Namespaces,
+        ],
+        run: Run::Snapshot(control_plane::availability),
+    },
+    Analyzer {
+        name: "webhook-endpoints",
+        istio_name: None,
+        on_by_default: true,
+        description: "Injection webhooks whose Service has no ready endpoint",
+        codes: &["MD0202"],
+        needs: &[
+            Kind::MutatingWebhookConfigurations,
+            Kind::EndpointSlices,
+            Kind::Namespaces,
+        ],
+        run: Run::Snapshot(control_plane::endpoints),
+    },
+    Analyzer {
+        name: "webhook-failures",
+        istio_name: None,
+        on_by_default: true,
+        description: "FailedCreate events caused by an injection webhook",
+        codes: &["MD0203"],
+        needs: &[
+            Kind::Events,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Snapshot(control_plane::failed_creates),
+    },
+    Analyzer {
+        name: "istio-installed",
+        istio_name: None,
+        on_by_default: true,
+        description: "Live: clusters that serve none of Istio's networking.istio.io kinds (Istio not installed)",
+        codes: &["MD0206"],
+        needs: &[],
+        run: Run::Snapshot(istio_installed::analyze),
+    },
+    Analyzer {
+        name: "mtls-coherence",
+        istio_name: None,
+        on_by_default: true,
+        description: "DestinationRule TLS modes that the server's PeerAuthentication (or its lack of a sidecar) refuses, per Service port",
+        codes: &["MD0401", "MD0402"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::DestinationRules,
+            Kind::PeerAuthentications,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(mtls::analyze),
+    },
+    Analyzer {
+        name: "mtls-port-level",
+        istio_name: None,
+        on_by_default: true,
+        description: "PeerAuthentication portLevelMtls entries for a port none of the selected workloads listens on (the Service port instead of the targetPort)",
+        codes: &["MD0405"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::PeerAuthentications,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(policy::port_levels),
+    },
+    Analyzer {
+        name: "authz-identity",
+        istio_name: None,
+        on_by_default: true,
+        description: "AuthorizationPolicies that match callers by peer identity on workload ports that accept plaintext: ALLOW refuses plaintext callers (403), DENY lets them through",
+        codes: &["MD0406", "MD0407"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::PeerAuthentications,
+            Kind::AuthorizationPolicies,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(policy::identity_policies),
+    },
+    Analyzer {
+        name: "authz-allow-nothing",
+        istio_name: None,
+        on_by_default: true,
+        description: "ALLOW AuthorizationPolicies without rules that are a workload's only ALLOW policy (deny-all), Warning when a route sends traffic to it",
+        codes: &["MD0408", "MD0409"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::AuthorizationPolicies,
+            Kind::VirtualServices,
+            Kind::HttpRoutes,
+            Kind::GrpcRoutes,
+            Kind::TcpRoutes,
+            Kind::TlsRoutes,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(policy::allow_nothing),
+    },
+    Analyzer {
+        name: "ambient",
+        istio_name: None,
+        on_by_default: true,
+        description: "Ambient mode: waypoints that carry no traffic or are named outside ambient, AuthorizationPolicies ztunnel does not enforce as written, sidecar pods asked into ambient, and (live) pods ambient does not capture",
+        codes: ambient::CODES,
+        needs: &[
+            Kind::Namespaces,
+            Kind::Pods,
+            Kind::Services,
+            Kind::AuthorizationPolicies,
+            Kind::KubernetesGateways,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(ambient::analyze),
+    },
+    Analyzer {
+        name: "cluster-id",
+        istio_name: None,
+        on_by_default: true,
+        description: "Clusters analysed together (--context repeated) that share a CLUSTER_ID",
+        codes: &["MD0205"],
+        needs: &[Kind::Deployments, Kind::Pods],
+        run: Run::Snapshot(multicluster::analyze),
+    },
+];
+
+/// The analyzer that probes the sidecars the snapshot flags (run by the command).
+pub const RUNTIME: Analyzer = Analyzer {
+    name: runtime::NAME,
+    istio_name: None,
+    description: runtime::DESCRIPTION,
+    codes: runtime::CODES,
+    needs: &[Kind::Pods],
+    on_by_default: true,
+    run: Run::Probe,
+};
+
+/// Every analyzer, in the order they run: ours, those of Istio's config kinds, then the one
+/// that probes.
+pub fn all() -> impl Iterator<Item = &'static Analyzer> {
+    OWN_ANALYZERS
+        .iter()
+        .chain(istio_table::ANALYZERS.iter())
+        .chain(std::iter::once(&RUNTIME))
+}
+
+/// The analyzer a name given to `--analyzer` means: ours, or Istio's name for it.
+pub fn find(name: &str) -> Option<&'static Analyzer> {
+    all().find(|a| a.name == name || a.istio_name == Some(name))
+}
+
+/// True when `analyzer` runs for a request that names `only` (all on by default when empty).
+pub fn selected(analyzer: &Analyzer, only: &[String]) -> bool {
+    if only.is_empty() {
+        analyzer.on_by_default
+    } else {
+        only.iter()
+            .any(|n| find(n).is_some_and(|a| a.name == analyzer.name))
+    }
+}
+
+/// Runs the analyzers (all, or those named in `only`, by our name or Istio's) over a snapshot.
+pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
+    let mut report = Report::default();
+    let mut input: Option<Input> = None;
+    for analyzer in all() {
+        if analyzer.probes() || !selected(analyzer, only) {
+            continue;
+        }
+        if let Some(kind) = analyzer
+            .needs
+            .iter()
+            .find(|k| snapshot.unavailable.contains_key(*k))
+        {
+            // The denial itself is said once, where the list failed (`warning: cannot list`).
+            report.skipped.push(report::Skipped {
+                check: analyzer.name.to_string(),
+                reason: format!("it needs {kind}, which could not be listed"),
+            });
+            continue;
+        }
+        match analyzer.run {
+            Run::Snapshot(run) => run(snapshot, &mut report.findings),
+            Run::Config(run) => {
+                let input = input.get_or_insert_with(|| Input {
+                    snapshot,
+                    config: Config::of(snapshot),
+                });
+                run(input, &mut report.findings)
+            }
+            Run::Probe => {}
+        }
+    }
+    report.sort_and_dedup();
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findings::messages;
+
+    #[test]
+    fn every_analyzer_has_a_unique_name_and_a_description() {
+        let mut names = std::collections::BTreeSet::new();
+        for a in all() {
+            assert!(names.insert(a.name), "two analyzers are called {}", a.name);
+            if let Some(istio) = a.istio_name {
+                assert!(names.insert(istio), "{istio} names two analyzers");
+            }
+            assert!(!a.description.is_empty(), "{} has no description", a.name);
+            assert!(!a.codes.is_empty(), "{} declares no code", a.name);
+        }
+    }
+
+    #[test]
+    fn every_declared_code_is_in_the_message_table() {
+        for a in all() {
+            for code in a.codes {
+                assert!(
+                    messages::lookup(code).is_some_and(|m| m.code == *code),
+                    "{} declares {code}, which is not in the message table",
+                    a.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_find_analyzers_and_the_selection_follows_the_defaults() {
+        assert_eq!(
+            find("injection.Analyzer").map(|a| a.name),
+            Some("injection")
+        );
+        assert_eq!(find("sidecar-runtime").map(|a| a.probes()), Some(true));
+        assert!(find("no-such-analyzer").is_none());
+        let alpha = find("annotations.AlphaAnalyzer").unwrap();
+        assert!(!selected(alpha, &[]));
+        assert!(selected(alpha, &["annotations.AlphaAnalyzer".to_string()]));
+        assert!(selected(&RUNTIME, &[]));
+        assert!(!selected(&RUNTIME, &["injection".to_string()]));
+    }
+}
