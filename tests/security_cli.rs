@@ -272,3 +272,65 @@ fn a_namespace_objects_of_the_files_live_in_exists() {
         "{stdout}"
     );
 }
+
+/// Policy coherence on files: `portLevelMtls` keyed by the Service port (MD0405), an ALLOW and a
+/// DENY that match only callers with an identity on PERMISSIVE ports (MD0406, MD0407), a
+/// deny-all a VirtualService routes to (MD0409) and one nothing routes to (MD0408, Info). The
+/// negative twins are quiet: `portLevelMtls` keyed by the targetPort, a workload that declares
+/// no port, STRICT workloads, a DENY by `notNamespaces`, an ALLOW with a rule plaintext can
+/// match, a DENY whose only port is STRICT by `portLevelMtls`, and a deny-all with an ALLOW
+/// policy on top.
+#[test]
+fn policies_that_do_not_do_what_they_say() {
+    const POLICY: &str = "tests/fixtures/security/policy.yaml";
+    let (stdout, stderr, code) = run(&["analyze", "-f", POLICY, "-o", "json"]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        codes_and_origins(&stdout),
+        [
+            ("IST0102".into(), "Namespace untrusted".into()),
+            (
+                "MD0405".into(),
+                "PeerAuthentication ports/server-legacy".into()
+            ),
+            (
+                "MD0406".into(),
+                "AuthorizationPolicy perm/server-from-client".into()
+            ),
+            (
+                "MD0407".into(),
+                "AuthorizationPolicy perm/db-deny-untrusted".into()
+            ),
+            (
+                "MD0408".into(),
+                "AuthorizationPolicy quiet/batch-deny-all".into()
+            ),
+            (
+                "MD0409".into(),
+                "AuthorizationPolicy locked/deny-all".into()
+            ),
+        ],
+        "{stdout}"
+    );
+    let (stdout, _, _) = run(&["analyze", "-f", POLICY]);
+    let line = |code: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(&format!("[{code}]")))
+            .unwrap_or_else(|| panic!("{code}: {stdout}"))
+            .to_string()
+    };
+    assert!(line("MD0405").starts_with(&format!("Warning [MD0405] (PeerAuthentication ports/server-legacy {POLICY}:46) PeerAuthentication ports/server-legacy sets portLevelMtls mode PERMISSIVE for port 80, but no workload it selects listens on port 80 (Deployment ports/server: port 8080); 80 is the port of Service ports/server, which sends to targetPort 8080, so the setting has no effect: the workload keeps mode STRICT on port 8080, set by PeerAuthentication ports/default.")), "{stdout}");
+    assert!(line("MD0406").contains("AuthorizationPolicy perm/server-from-client allows only callers with an Istio identity (source.principals), but Deployment perm/server accepts plaintext on port 8080 (mode PERMISSIVE, set by PeerAuthentication perm/default)"), "{stdout}");
+    assert!(
+        line("MD0406").contains("403 \"RBAC: access denied\""),
+        "{stdout}"
+    );
+    assert!(line("MD0407").starts_with("Error [MD0407]") && line("MD0407").contains("denies callers by their Istio identity (source.namespaces), but Deployment perm/db accepts plaintext on port 5432") && line("MD0407").contains("let through (200)"), "{stdout}");
+    assert!(
+        line("MD0408").starts_with("Info [MD0408]")
+            && line("MD0408").contains("the only ALLOW policy for Deployment quiet/batch"),
+        "{stdout}"
+    );
+    assert!(line("MD0409").contains("the only ALLOW policy for Deployment locked/server, yet VirtualService locked/server routes to Service locked/server"), "{stdout}");
+}

@@ -24,6 +24,7 @@ pub mod mtls;
 pub mod multicluster;
 pub mod multicluster_service;
 pub mod object_rules;
+pub mod policy;
 pub mod port_names;
 pub mod proxy_image;
 pub mod revisions;
@@ -226,6 +227,66 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             Kind::CronJobs,
         ],
         run: Run::Config(mtls::analyze),
+    },
+    Analyzer {
+        name: "mtls-port-level",
+        istio_name: None,
+        on_by_default: true,
+        description: "PeerAuthentication portLevelMtls entries for a port none of the selected workloads listens on (the Service port instead of the targetPort)",
+        codes: &["MD0405"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::PeerAuthentications,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(policy::port_levels),
+    },
+    Analyzer {
+        name: "authz-identity",
+        istio_name: None,
+        on_by_default: true,
+        description: "AuthorizationPolicies that match callers by peer identity on workload ports that accept plaintext: ALLOW refuses plaintext callers (403), DENY lets them through",
+        codes: &["MD0406", "MD0407"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::PeerAuthentications,
+            Kind::AuthorizationPolicies,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(policy::identity_policies),
+    },
+    Analyzer {
+        name: "authz-allow-nothing",
+        istio_name: None,
+        on_by_default: true,
+        description: "ALLOW AuthorizationPolicies without rules that are a workload's only ALLOW policy (deny-all), Warning when a route sends traffic to it",
+        codes: &["MD0408", "MD0409"],
+        needs: &[
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::AuthorizationPolicies,
+            Kind::VirtualServices,
+            Kind::HttpRoutes,
+            Kind::GrpcRoutes,
+            Kind::TcpRoutes,
+            Kind::TlsRoutes,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(policy::allow_nothing),
     },
     Analyzer {
         name: "ambient",

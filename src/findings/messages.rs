@@ -481,6 +481,21 @@ messages! {
     MD0404 = "MD0404", "TargetedPolicyWithoutWaypoint", Warning,
         "AuthorizationPolicy %s targets %s, which %s: only a waypoint enforces a policy attached to a Service, so nothing enforces this one.",
         "An AuthorizationPolicy with targetRefs to a Service in ambient mode whose traffic goes through no usable waypoint.";
+    MD0405 = "MD0405", "PortLevelMtlsOnUnusedPort", Warning,
+        "PeerAuthentication %s sets portLevelMtls mode %s for port %d, but no workload it selects listens on port %d (%s)%s, so the setting has no effect: the workload keeps %s. portLevelMtls is keyed by the workload's port (the container port a Service's targetPort names), not the Service port.",
+        "A PeerAuthentication's portLevelMtls names a port that none of the workloads it selects listens on (often the Service port instead of the targetPort).";
+    MD0406 = "MD0406", "IdentityAllowOnPlaintextPort", Warning,
+        "AuthorizationPolicy %s allows only callers with an Istio identity (%s), but %s accepts %s on %s (%s): %s carries no peer identity, no ALLOW rule there matches it, and it gets 403 \"RBAC: access denied\". Make the port STRICT so callers bring their identity, or allow the plaintext callers by a rule that does not need one.",
+        "An ALLOW AuthorizationPolicy matches only callers with a peer identity (principals, namespaces, or a when on source.principal, source.namespace or connection.sni) on a workload port whose PeerAuthentication accepts plaintext.";
+    MD0407 = "MD0407", "IdentityDenyBypassedByPlaintext", Error,
+        "AuthorizationPolicy %s denies callers by their Istio identity (%s), but %s accepts %s on %s (%s): %s carries no peer identity, so the rule never matches it and the request is let through (200): the DENY is bypassed by any caller without a sidecar. Make the port STRICT, or deny by what a plaintext caller lacks (notPrincipals or notNamespaces in a DENY rule).",
+        "A DENY AuthorizationPolicy matches callers by their peer identity on a workload port whose PeerAuthentication accepts plaintext: plaintext callers are never denied.";
+    MD0408 = "MD0408", "AllowPolicyWithoutRules", Info,
+        "AuthorizationPolicy %s is an ALLOW policy without rules and the only ALLOW policy for %s: it denies every request to it (403 \"RBAC: access denied\"). If a deny-all is meant, there is nothing to do; otherwise add rules, or an ALLOW policy for the callers that should get through.",
+        "An ALLOW AuthorizationPolicy without rules is the only ALLOW policy of a workload, which then refuses every request (a deny-all).";
+    MD0409 = "MD0409", "AllowNothingOnRoutedService", Warning,
+        "AuthorizationPolicy %s is an ALLOW policy without rules and the only ALLOW policy for %s, yet %s routes to %s: every request routed there gets 403 \"RBAC: access denied\". Add an ALLOW policy (or rules) for the callers that should get through.",
+        "An ALLOW AuthorizationPolicy without rules is the only ALLOW policy of a workload whose Service a VirtualService routes to: the route leads to a deny-all.";
     MD0410 = "MD0410", "CertificateExpiresSoon", Warning,
         "The certificate %q in %s expires on %s, %s: from then on %s. %s",
         "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) expires within 30 days.";

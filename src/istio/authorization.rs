@@ -288,6 +288,90 @@ pub fn policy_matches(policy: &AuthorizationPolicy, peer: &Peer, call: &Call<'_>
     }))
 }
 
+/// A policy's action, `ALLOW` when empty (Istio's default).
+pub fn action(policy: &AuthorizationPolicy) -> &str {
+    if policy.action.is_empty() {
+        "ALLOW"
+    } else {
+        &policy.action
+    }
+}
+
+/// The fields of a source that a request without a peer identity (plaintext: no client
+/// certificate) can never match: the positive identity lists. Their `not` forms match it.
+fn source_identity_fields(s: &Source) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for (values, name) in [
+        (&s.principals, "source.principals"),
+        (&s.namespaces, "source.namespaces"),
+        (&s.service_accounts, "source.serviceAccounts"),
+        (&s.trust_domains, "source.trustDomains"),
+    ] {
+        if !values.is_empty() {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The `when` keys that exist only over Istio's mTLS.
+const IDENTITY_KEYS: &[&str] = &["source.principal", "source.namespace", "connection.sni"];
+
+/// Why a rule can never match a request without a peer identity (a plaintext connection): the
+/// identity fields it requires (every `from` source names one, or a `when` on an identity key
+/// lists `values`); empty when a plaintext request can match it.
+pub fn identity_gate(rule: &AuthorizationRule) -> Vec<&'static str> {
+    let mut fields = Vec::new();
+    let sources: Vec<Vec<&'static str>> = rule
+        .from
+        .iter()
+        .map(|f| {
+            f.as_ref()
+                .and_then(|f| f.source.as_ref())
+                .map(source_identity_fields)
+                .unwrap_or_default()
+        })
+        .collect();
+    if !sources.is_empty() && sources.iter().all(|s| !s.is_empty()) {
+        for f in sources.into_iter().flatten() {
+            if !fields.contains(&f) {
+                fields.push(f);
+            }
+        }
+    }
+    for c in rule.when.iter().flatten() {
+        if let Some(key) = IDENTITY_KEYS.iter().find(|k| **k == c.key)
+            && !c.values.is_empty()
+        {
+            let name: &'static str = match *key {
+                "source.principal" => "when source.principal",
+                "source.namespace" => "when source.namespace",
+                _ => "when connection.sni",
+            };
+            if !fields.contains(&name) {
+                fields.push(name);
+            }
+        }
+    }
+    fields
+}
+
+/// True when a rule can apply to requests on workload `port` (its `to` operations' `ports` and
+/// `notPorts`; no `to`: every port).
+pub fn rule_covers_port(rule: &AuthorizationRule, port: u32) -> bool {
+    if rule.to.is_empty() {
+        return true;
+    }
+    let port = port.to_string();
+    rule.to.iter().any(|t| {
+        t.as_ref()
+            .and_then(|t| t.operation.as_ref())
+            .is_none_or(|o| {
+                (o.ports.is_empty() || o.ports.contains(&port)) && !o.not_ports.contains(&port)
+            })
+    })
+}
+
 /// The policies that apply to a sidecar workload in `namespace` with `labels`.
 pub fn applying<'c, 'a>(
     config: &'c Config<'a>,
@@ -460,5 +544,33 @@ mod tests {
             Match::Yes
         );
         assert_eq!(policy_matches(&h, &mtls_peer(), &get("/", &[])), Match::No);
+    }
+
+    #[test]
+    fn identity_gates_are_the_positive_identity_fields() {
+        let rules =
+            |j: serde_json::Value| policy(j).rules.into_iter().flatten().collect::<Vec<_>>();
+        let r = rules(
+            serde_json::json!({"rules": [{"from": [{"source": {"principals": ["a"]}}, {"source": {"namespaces": ["b"]}}]}]}),
+        );
+        assert_eq!(
+            identity_gate(&r[0]),
+            ["source.principals", "source.namespaces"]
+        );
+        // one source a plaintext request can match: the rule can match it
+        let r = rules(
+            serde_json::json!({"rules": [{"from": [{"source": {"principals": ["a"]}}, {"source": {"ipBlocks": ["10.0.0.0/8"]}}]}]}),
+        );
+        assert!(identity_gate(&r[0]).is_empty());
+        // not forms match a caller without identity
+        let r =
+            rules(serde_json::json!({"rules": [{"from": [{"source": {"notNamespaces": ["b"]}}]}]}));
+        assert!(identity_gate(&r[0]).is_empty());
+        let r = rules(
+            serde_json::json!({"rules": [{"when": [{"key": "connection.sni", "values": ["x"]}]}]}),
+        );
+        assert_eq!(identity_gate(&r[0]), ["when connection.sni"]);
+        let r = rules(serde_json::json!({"rules": [{"to": [{"operation": {"ports": ["8080"]}}]}]}));
+        assert!(rule_covers_port(&r[0], 8080) && !rule_covers_port(&r[0], 9090));
     }
 }

@@ -2,7 +2,7 @@
 //! create): a sidecar, ambient mode, or neither; and the mesh's root namespace. Shared by the
 //! analyzers and the `path` walk.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -50,6 +50,19 @@ pub fn has_proxy(spec: Option<&PodSpec>) -> bool {
             .chain(s.init_containers.iter().flatten())
             .any(|c| c.name == PROXY_CONTAINER && c.image.as_deref().is_some_and(|i| !i.is_empty()))
     })
+}
+
+/// True when the pod (or template) is an Istio gateway rather than a workload with a sidecar:
+/// a Gateway API gateway's pod (`gateway.networking.k8s.io/gateway-name`), or a proxy run as
+/// `proxy router` (Istio's ingress and egress gateways). PeerAuthentication does not decide what
+/// a gateway's listeners accept.
+pub fn is_gateway(labels: &Labels, spec: Option<&PodSpec>) -> bool {
+    labels.contains_key(super::config::gateway_api::GATEWAY_NAME_LABEL)
+        || spec.is_some_and(|s| {
+            s.containers.iter().any(|c| {
+                c.name == PROXY_CONTAINER && c.args.iter().flatten().any(|a| a == "router")
+            })
+        })
 }
 
 /// The explicit `sidecar.istio.io/inject` of a pod (label, then annotation): Istio's order.
@@ -133,10 +146,11 @@ pub fn target_port(
 }
 
 /// One pod, or one workload's pod template, behind a Service.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Backend<'s> {
     /// `Deployment shop/orders` or `Pod shop/orders-1`.
     pub what: String,
+    pub namespace: &'s str,
     pub labels: &'s Labels,
     pub spec: Option<&'s PodSpec>,
     pub dataplane: Dataplane,
@@ -157,8 +171,20 @@ pub fn service_backends<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> V
     else {
         return Vec::new();
     };
+    selected_backends(snapshot, ns, Some(selector))
+}
+
+/// The pod templates (workloads first) and the pods in `namespace` whose labels hold every label
+/// of `selector` (`None`: all of them, as a policy without a selector applies to).
+pub fn selected_backends<'s>(
+    snapshot: &'s Snapshot,
+    ns: &str,
+    selector: Option<&Labels>,
+) -> Vec<Backend<'s>> {
     static EMPTY: Labels = BTreeMap::new();
-    let picks = |labels: &Labels| selector.iter().all(|(k, v)| labels.get(k) == Some(v));
+    let picks = |labels: &Labels| {
+        selector.is_none_or(|selector| selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
+    };
     let mut out = Vec::new();
     for w in snapshot
         .workloads
@@ -178,6 +204,7 @@ pub fn service_backends<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> V
         let spec = w.object.template.spec.as_ref();
         out.push(Backend {
             what: format!("{} {ns}/{}", w.object.kind.as_str(), w.object.name()),
+            namespace: w.object.namespace().unwrap_or(""),
             labels,
             spec,
             dataplane: dataplane(snapshot, &meta, spec, true),
@@ -193,6 +220,7 @@ pub fn service_backends<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> V
         if picks(labels) {
             out.push(Backend {
                 what: format!("Pod {ns}/{}", pod.object.name()),
+                namespace: pod.object.namespace().unwrap_or(""),
                 labels,
                 spec: pod.object.spec.as_ref(),
                 dataplane: dataplane(
@@ -206,4 +234,97 @@ pub fn service_backends<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> V
         }
     }
     out
+}
+
+/// Every backend of the snapshot's namespaces (workloads, then pods), for the checks that go
+/// workload by workload.
+pub fn all_backends(snapshot: &Snapshot) -> Vec<Backend<'_>> {
+    let mut namespaces: Vec<&str> = snapshot
+        .workloads
+        .iter()
+        .filter_map(|w| w.object.namespace())
+        .chain(snapshot.pods.iter().filter_map(|p| p.object.namespace()))
+        .collect();
+    namespaces.sort_unstable();
+    namespaces.dedup();
+    namespaces
+        .into_iter()
+        .flat_map(|ns| selected_backends(snapshot, ns, None))
+        .collect()
+}
+
+/// A Service port that sends to a backend: the Service, its port and the workload port.
+#[derive(Debug)]
+pub struct ServicePortTo {
+    /// `shop/web`.
+    pub service: String,
+    pub port: u32,
+    pub target: u32,
+}
+
+/// The ports a backend is known to listen on: its declared container ports, and the workload
+/// ports its Services send to. Kubernetes' `containerPort` is informational (a container may
+/// listen on a port it does not declare): a port missing here is not known to be unused unless
+/// the backend declares ports at all.
+#[derive(Debug, Default)]
+pub struct BackendPorts {
+    pub declared: BTreeSet<u32>,
+    pub services: Vec<ServicePortTo>,
+}
+
+impl BackendPorts {
+    /// Every known workload port, sorted.
+    pub fn all(&self) -> BTreeSet<u32> {
+        let mut all = self.declared.clone();
+        all.extend(self.services.iter().map(|s| s.target));
+        all
+    }
+}
+
+/// The ports of a backend (see [`BackendPorts`]).
+pub fn backend_ports(snapshot: &Snapshot, backend: &Backend<'_>) -> BackendPorts {
+    let mut ports = BackendPorts::default();
+    if let Some(spec) = backend.spec {
+        for c in &spec.containers {
+            if c.name == PROXY_CONTAINER {
+                continue;
+            }
+            for p in c.ports.iter().flatten() {
+                if let Ok(n) = u32::try_from(p.container_port) {
+                    ports.declared.insert(n);
+                }
+            }
+        }
+    }
+    for svc in snapshot
+        .services
+        .iter()
+        .filter(|s| s.object.namespace() == Some(backend.namespace))
+    {
+        let Some(spec) = svc.object.spec.as_ref() else {
+            continue;
+        };
+        let Some(selector) = spec.selector.as_ref().filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        if !selector
+            .iter()
+            .all(|(k, v)| backend.labels.get(k) == Some(v))
+        {
+            continue;
+        }
+        for port in spec.ports.iter().flatten() {
+            let (Ok(number), Some(target)) =
+                (u32::try_from(port.port), target_port(port, backend.spec))
+            else {
+                continue;
+            };
+            ports.services.push(ServicePortTo {
+                service: format!("{}/{}", backend.namespace, svc.object.name()),
+                port: number,
+                target,
+            });
+        }
+    }
+    ports
 }

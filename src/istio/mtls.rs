@@ -18,7 +18,11 @@
 //! select only, and are left out here.
 
 use super::config::host::{matches, to_fqdn};
+use std::collections::BTreeSet;
+
 use super::config::{Config, DestinationRule, Labels, PeerAuthentication, Typed};
+use super::dataplane::{Backend, BackendPorts, backend_ports, selected_backends};
+use crate::kube::snapshot::Snapshot;
 
 /// The mTLS mode a server port accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,6 +258,92 @@ pub fn client_tls<'c, 'a>(
     }
 }
 
+/// A `portLevelMtls` entry of a PeerAuthentication with a selector that names a port none of the
+/// workloads it selects is known to listen on: Istio keys it by the workload port, so it has no
+/// effect (the Service port, when it differs from the `targetPort`, is the usual mistake).
+#[derive(Debug)]
+pub struct UnusedPortLevel<'s> {
+    pub port: u32,
+    /// The mode as written (`STRICT`, `PERMISSIVE`, `DISABLE`, `UNSET`).
+    pub mode: String,
+    /// The workloads and pods the policy selects, with their known ports.
+    pub backends: Vec<(Backend<'s>, BTreeSet<u32>)>,
+    /// A Service of theirs whose port is `port` and sends to another workload port:
+    /// (`ns/name`, target).
+    pub service_port: Option<(String, u32)>,
+}
+
+/// The `portLevelMtls` entries of `policy` that have no effect (see [`UnusedPortLevel`]). A
+/// port is judged only when every selected workload declares its container ports (a container
+/// may listen on a port it does not declare), or when it is a Service port of theirs that sends
+/// to another port. A policy without a selector is Istio's schema error (IST0106), not this.
+pub fn unused_port_levels<'s>(
+    snapshot: &'s Snapshot,
+    policy: &Typed<'_, PeerAuthentication>,
+) -> Vec<UnusedPortLevel<'s>> {
+    let Some(selector) = policy
+        .spec
+        .selector
+        .as_ref()
+        .map(|s| &s.match_labels)
+        .filter(|s| !s.is_empty())
+    else {
+        return Vec::new();
+    };
+    if policy.spec.port_level_mtls.is_empty() {
+        return Vec::new();
+    }
+    let backends: Vec<(Backend<'s>, BackendPorts)> =
+        selected_backends(snapshot, policy.namespace(), Some(selector))
+            .into_iter()
+            .map(|b| {
+                let ports = backend_ports(snapshot, &b);
+                (b, ports)
+            })
+            .collect();
+    if backends.is_empty() {
+        return Vec::new();
+    }
+    let all_declare = backends.iter().all(|(_, p)| !p.declared.is_empty());
+    let mut out = Vec::new();
+    for (key, value) in &policy.spec.port_level_mtls {
+        let Ok(port) = key.parse::<u32>() else {
+            continue;
+        };
+        if backends.iter().any(|(_, p)| p.all().contains(&port)) {
+            continue;
+        }
+        let service_port = backends
+            .iter()
+            .flat_map(|(_, p)| &p.services)
+            .find(|s| s.port == port && s.target != port)
+            .map(|s| (s.service.clone(), s.target));
+        if !all_declare && service_port.is_none() {
+            continue;
+        }
+        let mode = value
+            .get("mode")
+            .and_then(|m| m.as_str())
+            .unwrap_or("UNSET")
+            .to_string();
+        out.push(UnusedPortLevel {
+            port,
+            mode,
+            backends: Vec::new(),
+            service_port,
+        });
+    }
+    if out.is_empty() {
+        return out;
+    }
+    let listed: Vec<(Backend<'s>, BTreeSet<u32>)> =
+        backends.into_iter().map(|(b, p)| (b, p.all())).collect();
+    for entry in &mut out {
+        entry.backends = listed.clone();
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -391,5 +481,44 @@ mod tests {
             5432,
         );
         assert_eq!(d.mode.as_deref(), Some("ISTIO_MUTUAL"));
+    }
+
+    #[test]
+    fn port_level_entries_for_ports_no_selected_workload_listens_on() {
+        let deploy = |name: &str, ports: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: shop}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n      - name: app\n        image: x\n{ports}---\n"
+            )
+        };
+        let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {app: web}\n  ports:\n  - {port: 80, targetPort: 8080}\n---\n";
+        let text = deploy("web", "        ports: [{containerPort: 8080}]\n")
+            + &deploy("job", "")
+            + svc
+            + &pa(
+                "shop",
+                "web",
+                "  selector: {matchLabels: {app: web}}\n  portLevelMtls:\n    \"80\": {mode: DISABLE}\n    \"8080\": {mode: PERMISSIVE}\n",
+            )
+            + &pa(
+                "shop",
+                "job",
+                "  selector: {matchLabels: {app: job}}\n  portLevelMtls:\n    \"9000\": {mode: DISABLE}\n",
+            );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let unused = |name: &str| {
+            let p = config
+                .peer_authentications
+                .iter()
+                .find(|p| p.name() == name)
+                .unwrap();
+            unused_port_levels(&s, p)
+        };
+        let web = unused("web");
+        assert_eq!(web.len(), 1, "{web:?}");
+        assert_eq!((web[0].port, web[0].mode.as_str()), (80, "DISABLE"));
+        assert_eq!(web[0].service_port, Some(("shop/web".to_string(), 8080)));
+        // a workload that declares no port may listen on 9000: not judged
+        assert!(unused("job").is_empty());
     }
 }

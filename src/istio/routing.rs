@@ -72,6 +72,56 @@ impl HttpRequest {
     }
 }
 
+/// The first route object that sends traffic to the Service `name` in `ns`: a VirtualService
+/// route destination (its host completed in the VirtualService's namespace) or a Gateway API
+/// route's `backendRefs` entry of kind Service. `VirtualService shop/web` or `HTTPRoute shop/web`.
+pub fn route_to_service(config: &Config<'_>, ns: &str, name: &str) -> Option<String> {
+    let fqdn = format!("{name}.{ns}.svc.cluster.local");
+    for vs in &config.virtual_services {
+        let spec = &vs.spec;
+        let destinations = spec
+            .http
+            .iter()
+            .flat_map(|r| &r.route)
+            .chain(spec.tcp.iter().flat_map(|r| &r.route))
+            .chain(spec.tls.iter().flat_map(|r| &r.route))
+            .filter_map(|d| d.destination.as_ref());
+        if destinations
+            .into_iter()
+            .any(|d| !d.host.is_empty() && to_fqdn(vs.namespace(), &d.host) == fqdn)
+        {
+            return Some(format!("VirtualService {}/{}", vs.namespace(), vs.name()));
+        }
+    }
+    let kinds = [
+        ("HTTPRoute", &config.http_routes),
+        ("GRPCRoute", &config.grpc_routes),
+        ("TCPRoute", &config.tcp_routes),
+        ("TLSRoute", &config.tls_routes),
+    ];
+    for (kind, routes) in kinds {
+        for route in routes {
+            let refs = route
+                .spec
+                .rules
+                .iter()
+                .filter_map(|r| r.get("backendRefs")?.as_array())
+                .flatten();
+            let hit = refs.into_iter().any(|r| {
+                let text = |k: &str| r.get(k).and_then(|v| v.as_str());
+                text("kind").is_none_or(|k| k == "Service")
+                    && text("group").is_none_or(str::is_empty)
+                    && text("name") == Some(name)
+                    && text("namespace").unwrap_or(route.namespace()) == ns
+            });
+            if hit {
+                return Some(format!("{kind} {}/{}", route.namespace(), route.name()));
+            }
+        }
+    }
+    None
+}
+
 /// True when a VirtualService in `vs_ns` with `export_to` is visible to clients in `client_ns`.
 pub fn exported_to(export_to: &[String], vs_ns: &str, client_ns: &str) -> bool {
     export_to.is_empty()
