@@ -20,7 +20,9 @@ use crate::findings::{Finding, ResourceRef};
 use crate::istio::dataplane::{
     Backend as Server, Dataplane, root_namespace, service_backends as servers, target_port,
 };
-use crate::istio::mtls::{ServerMode, client_tls, server_mode};
+use crate::istio::mtls::{
+    ServerMode, client_namespaces, client_tls_among, rule_hosts, rules_for, server_mode,
+};
 use crate::kube::snapshot::Object;
 
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
@@ -28,22 +30,22 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let config = &input.config;
     let root = root_namespace(snapshot);
     let mut reported = BTreeSet::new();
+    let rules = rule_hosts(config);
     for svc in &snapshot.services {
         let ns = svc.object.namespace().unwrap_or("");
         let fqdn = format!("{}.{ns}.svc.cluster.local", svc.object.name());
+        // Only a rule that sets a TLS mode can disagree with the server: without one for the
+        // host, auto-mTLS always agrees (and the pods behind the Service need not be found).
+        let matching = rules_for(&rules, &fqdn);
+        if !matching.iter().any(|(r, _)| sets_tls_mode(&r.spec)) {
+            continue;
+        }
         let servers = servers(snapshot, svc);
         if servers.is_empty() {
             continue;
         }
-        // The client namespaces whose rule can differ: those with a rule for the host, the
-        // host's own and the root namespace (which every other namespace falls back to).
-        let mut client_namespaces: BTreeSet<&str> = config
-            .destination_rules
-            .iter()
-            .map(|r| r.namespace())
-            .collect();
-        client_namespaces.insert(ns);
-        client_namespaces.insert(root);
+        // The client namespaces whose rule can differ (one of each kind).
+        let client_namespaces = client_namespaces(&rules, &matching, root, ns);
         for port in svc
             .object
             .spec
@@ -54,7 +56,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             };
             for client_ns in &client_namespaces {
-                let client = client_tls(config, root, client_ns, &fqdn, service_port);
+                let client = client_tls_among(&matching, root, client_ns, &fqdn, service_port);
                 let (Some(mode), Some(rule)) = (client.mode.as_deref(), client.rule) else {
                     continue;
                 };
@@ -112,6 +114,17 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
 }
 
 type Found = (&'static messages::MessageType, Vec<messages::Arg>);
+
+/// True when the rule sets a TLS mode, for the whole host or for one of its ports.
+fn sets_tls_mode(rule: &crate::istio::config::DestinationRule) -> bool {
+    rule.traffic_policy.as_ref().is_some_and(|p| {
+        p.tls.as_ref().is_some_and(|t| !t.mode.is_empty())
+            || p
+                .port_level_settings
+                .iter()
+                .any(|s| s.tls.as_ref().is_some_and(|t| !t.mode.is_empty()))
+    })
+}
 
 #[allow(clippy::too_many_arguments)]
 fn rejected(

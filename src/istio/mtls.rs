@@ -194,6 +194,29 @@ pub fn destination_rule<'c, 'a>(
     client_ns: &str,
     fqdn: &str,
 ) -> Option<&'c Typed<'a, DestinationRule>> {
+    let rules = rule_hosts(config);
+    destination_rule_among(&rules_for(&rules, fqdn), root_namespace, client_ns, fqdn)
+}
+
+/// The rules of [`rule_hosts`] whose host matches `fqdn` (exactly or by a wildcard).
+pub fn rules_for<'r, 'c, 'a>(
+    rules: &'r [(&'c Typed<'a, DestinationRule>, String)],
+    fqdn: &str,
+) -> Vec<&'r (&'c Typed<'a, DestinationRule>, String)> {
+    rules
+        .iter()
+        .filter(|(_, host)| matches(host, fqdn))
+        .collect()
+}
+
+/// [`destination_rule`] among the rules for the host ([`rules_for`]), which an analysis over
+/// every Service computes once per Service.
+pub fn destination_rule_among<'c, 'a>(
+    matching: &[&(&'c Typed<'a, DestinationRule>, String)],
+    root_namespace: &str,
+    client_ns: &str,
+    fqdn: &str,
+) -> Option<&'c Typed<'a, DestinationRule>> {
     let host_ns = super::config::host::split_fqdn(fqdn).map(|(ns, _)| ns);
     let mut order = vec![client_ns];
     if let Some(ns) = host_ns {
@@ -201,21 +224,58 @@ pub fn destination_rule<'c, 'a>(
     }
     order.push(root_namespace);
     for ns in order {
-        let candidates: Vec<&Typed<'a, DestinationRule>> = config
-            .destination_rules
+        let candidates: Vec<&(&Typed<'a, DestinationRule>, String)> = matching
             .iter()
-            .filter(|r| r.namespace() == ns && r.spec.workload_selector.is_none())
-            .filter(|r| visible(r, client_ns))
-            .filter(|r| matches(&to_fqdn(r.namespace(), &r.spec.host), fqdn))
+            .copied()
+            .filter(|(r, _)| r.namespace() == ns && visible(r, client_ns))
             .collect();
-        let exact = candidates
-            .iter()
-            .find(|r| to_fqdn(r.namespace(), &r.spec.host) == fqdn);
-        if let Some(rule) = exact.or(candidates.first()) {
+        let exact = candidates.iter().find(|(_, host)| host == fqdn);
+        if let Some((rule, _)) = exact.or(candidates.first()).copied() {
             return Some(rule);
         }
     }
     None
+}
+
+/// Each DestinationRule without a workload selector with its host as an FQDN, once for a
+/// whole analysis ([`client_namespaces`] asks it per Service).
+pub fn rule_hosts<'c, 'a>(config: &'c Config<'a>) -> Vec<(&'c Typed<'a, DestinationRule>, String)> {
+    config
+        .destination_rules
+        .iter()
+        .filter(|r| r.spec.workload_selector.is_none())
+        .map(|r| (r, to_fqdn(r.namespace(), &r.spec.host)))
+        .collect()
+}
+
+/// The client namespaces whose [`destination_rule`] for `fqdn` can differ, one of each kind:
+/// the namespaces of the rules for the host, those their `exportTo` names, the host's own, the
+/// root, and one namespace with rules that are all for other hosts (which falls back like
+/// every namespace without a rule for it). Every other client namespace decides as one of
+/// these, so asking these is asking all of them, in the time of the rules for the host.
+pub fn client_namespaces<'r>(
+    rules: &'r [(&Typed<'_, DestinationRule>, String)],
+    matching: &[&'r (&Typed<'_, DestinationRule>, String)],
+    root_namespace: &'r str,
+    host_namespace: &'r str,
+) -> BTreeSet<&'r str> {
+    let mut out: BTreeSet<&str> = BTreeSet::new();
+    for (rule, _) in matching.iter().copied() {
+        out.insert(rule.namespace());
+        out.extend(
+            rule.spec
+                .export_to
+                .iter()
+                .map(String::as_str)
+                .filter(|e| *e != "*" && *e != "."),
+        );
+    }
+    out.insert(host_namespace);
+    out.insert(root_namespace);
+    if let Some((other, _)) = rules.iter().find(|(r, _)| !out.contains(r.namespace())) {
+        out.insert(other.namespace());
+    }
+    out
 }
 
 /// The TLS mode a client in `client_ns` uses for `fqdn:port` (the Service port).
@@ -226,7 +286,25 @@ pub fn client_tls<'c, 'a>(
     fqdn: &str,
     port: u32,
 ) -> ClientDecision<'c, 'a> {
-    let Some(rule) = destination_rule(config, root_namespace, client_ns, fqdn) else {
+    let rules = rule_hosts(config);
+    client_tls_among(
+        &rules_for(&rules, fqdn),
+        root_namespace,
+        client_ns,
+        fqdn,
+        port,
+    )
+}
+
+/// [`client_tls`] among the rules for the host ([`rules_for`]).
+pub fn client_tls_among<'c, 'a>(
+    matching: &[&(&'c Typed<'a, DestinationRule>, String)],
+    root_namespace: &str,
+    client_ns: &str,
+    fqdn: &str,
+    port: u32,
+) -> ClientDecision<'c, 'a> {
+    let Some(rule) = destination_rule_among(matching, root_namespace, client_ns, fqdn) else {
         return ClientDecision {
             mode: None,
             rule: None,
