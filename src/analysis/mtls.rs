@@ -119,8 +119,7 @@ type Found = (&'static messages::MessageType, Vec<messages::Arg>);
 fn sets_tls_mode(rule: &crate::istio::config::DestinationRule) -> bool {
     rule.traffic_policy.as_ref().is_some_and(|p| {
         p.tls.as_ref().is_some_and(|t| !t.mode.is_empty())
-            || p
-                .port_level_settings
+            || p.port_level_settings
                 .iter()
                 .any(|s| s.tls.as_ref().is_some_and(|t| !t.mode.is_empty()))
     })
