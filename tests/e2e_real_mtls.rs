@@ -15,24 +15,7 @@ use common::real::{app_deployment, real_env};
 /// headers and body come back whatever the status; its `wget -T` segfaults, and plain `wget`
 /// hides the body of an error), through the sidecar that captures its outbound traffic.
 fn request(env: &TestEnv, ns: &str, host: &str) -> String {
-    let script = format!(
-        "(printf 'GET / HTTP/1.1\\r\\nHost: {host}\\r\\nConnection: close\\r\\n\\r\\n'; sleep 3) | timeout 8 nc {host} 80"
-    );
-    let run = env.kubectl_run(
-        &[
-            "-n",
-            ns,
-            "exec",
-            "deploy/client",
-            "-c",
-            "app",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-        None,
-    );
+    let run = common::real::http_get(env, ns, host, "/");
     format!("{}{}", run.stdout, run.stderr)
 }
 

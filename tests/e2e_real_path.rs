@@ -16,24 +16,7 @@ use common::real::{app_deployment, json, real_env};
 /// A raw HTTP/1.1 request from the client's app container (busybox `nc`: the status line and
 /// body come back whatever the status), through the sidecar that captures its traffic.
 fn request(env: &TestEnv, ns: &str, host: &str, path: &str) -> String {
-    let script = format!(
-        "(printf 'GET {path} HTTP/1.1\\r\\nHost: {host}\\r\\nConnection: close\\r\\n\\r\\n'; sleep 3) | timeout 8 nc {host} 80"
-    );
-    let run = env.kubectl_run(
-        &[
-            "-n",
-            ns,
-            "exec",
-            "deploy/client",
-            "-c",
-            "app",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-        None,
-    );
+    let run = common::real::http_get(env, ns, host, path);
     format!("{}{}", run.stdout, run.stderr)
 }
 

@@ -27,25 +27,7 @@ const PAGE: &str = "mesh-doctor test app";
 /// A raw HTTP/1.1 request from the app container of `deploy/client` in `ns` (busybox `nc`: the
 /// status line, headers and body whatever the status; empty when the connection is reset).
 fn request(env: &TestEnv, ns: &str, host: &str) -> String {
-    let script = format!(
-        "(printf 'GET / HTTP/1.1\\r\\nHost: {host}\\r\\nConnection: close\\r\\n\\r\\n'; sleep 3) | timeout 8 nc {host} 80"
-    );
-    let run = env.kubectl_run(
-        &[
-            "-n",
-            ns,
-            "exec",
-            "deploy/client",
-            "-c",
-            "app",
-            "--",
-            "sh",
-            "-c",
-            &script,
-        ],
-        None,
-    );
-    run.stdout
+    common::real::http_get(env, ns, host, "/").stdout
 }
 
 /// Requests until `want` holds for the answer (the sidecars get their config a moment after the

@@ -280,3 +280,28 @@ pub fn pod_doc(env: &super::TestEnv, ns: &str, pod: &str) -> (Value, super::Run)
     let run = env.mesh_doctor(&["pod", pod, "-n", ns, "-o", "json"]);
     (json(&run), run)
 }
+
+/// A raw HTTP/1.1 `GET path` from the app container of `deploy/client` in `ns` to `host:80`
+/// (busybox `nc`: the status line, headers and body come back whatever the status; empty when
+/// the connection is reset; its `wget -T` segfaults and plain `wget` hides an error's body),
+/// through the sidecar that captures its outbound traffic when it has one.
+pub fn http_get(env: &super::TestEnv, ns: &str, host: &str, path: &str) -> super::Run {
+    let script = format!(
+        "(printf 'GET {path} HTTP/1.1\\r\\nHost: {host}\\r\\nConnection: close\\r\\n\\r\\n'; sleep 3) | timeout 8 nc {host} 80"
+    );
+    env.kubectl_run(
+        &[
+            "-n",
+            ns,
+            "exec",
+            "deploy/client",
+            "-c",
+            "app",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        None,
+    )
+}
