@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peak memory and time of mesh-doctor on each hostile file of tests/hostile.rs.
+"""Peak memory and time of mesh-doctor on each hostile file of tests/it/hostile.rs.
 
     bench/hostile.py [BINARY]      # default: target/release/kubectl-mesh_doctor
 

@@ -1,5 +1,5 @@
 //! What each fuzz target checks, one function per target, shared by the cargo-fuzz targets
-//! (`fuzz_targets/*.rs`, which only wrap them) and by `tests/fuzz_bodies.rs`, which runs them on
+//! (`fuzz_targets/*.rs`, which only wrap them) and by `tests/it/fuzz_bodies.rs`, which runs them on
 //! the seed corpora in every `cargo test`, so a target that no longer compiles against the crate,
 //! or a seed that breaks an assertion, fails the ordinary tests and not only a fuzz run.
 

@@ -61,9 +61,9 @@ MESH_DOCTOR_TESTENV_REAL="$(env -u TESTENV_DIR TESTENV_NAME="$REAL_NAME" testenv
 export MESH_DOCTOR_TESTENV_REAL
 env -u TESTENV_DIR TESTENV_NAME="$REAL_NAME" testenv/node/istio-up.sh >/dev/null
 
-stage "tests: building every test binary"
+stage "tests: building the test binaries (unit tests, tests/it)"
 cargo test --all-targets --no-run --quiet
-stage "tests: all of them, end-to-end ones included (every test binary runs, failures are summed up at the end)"
+stage "tests: all of them, end-to-end ones included (unit tests, then tests/it: suites that use a cluster take turns; failures are summed up at the end)"
 cargo test --no-fail-fast --all-targets -- --include-ignored
 
 stage "release test: static binary in an empty root filesystem (runc), installed by krew"

@@ -1,7 +1,7 @@
 //! The documented exit codes, in one place: the constants the code returns, and per command the
 //! list of codes with what each means. `--help` (the "Exit codes:" part of every command's help),
 //! README.md and the commands' pages in docs/ are made from, or checked against, these lists
-//! (`tests/exit_codes.rs` compares every docs table with [`Table::markdown`]).
+//! (`tests/it/exit_codes.rs` compares every docs table with [`Table::markdown`]).
 
 /// Nothing reached the failure threshold.
 pub const OK: u8 = 0;

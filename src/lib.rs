@@ -1,6 +1,6 @@
 //! mesh-doctor: why an Istio mesh is not doing what you expect.
 //!
-//! The modules are layers (docs/architecture.md; `tests/architecture.rs` checks them): pure
+//! The modules are layers (docs/architecture.md; `tests/it/architecture.rs` checks them): pure
 //! knowledge at the bottom (formats, Kubernetes, findings, Istio, Envoy, the sidecar diagnosis, the
 //! analyzers),
 //! then output and errors, then I/O (sources, probe), then one folder per command, then the CLI.

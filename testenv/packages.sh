@@ -11,7 +11,7 @@
 #   testenv/packages.sh --list     print the table: package, commands it provides, reason
 #
 # scripts/test-all.sh runs it first (its preflight step); testenv/node-up.sh and
-# scripts/release-test.sh run it too, so that each also works alone. tests/repository.rs reads
+# scripts/release-test.sh run it too, so that each also works alone. tests/it/repository.rs reads
 # the PACKAGES table below: every external command the scripts run must be built by
 # testenv/build.sh, provided by a package listed here, or be part of Debian 12's base system
 # (priority "required"), or of the toolchains this kind of machine comes with (go, cargo, python3).

@@ -1,0 +1,220 @@
+//! `analyze` on the certificates of Gateways' credentials and of the mesh's root (issue 23,
+//! finding 8), as a user runs it on files: Istio's IST0161 for a chain istiod refuses, MD0411
+//! for an expired certificate, MD0410 for one that expires within 30 days, each with its date;
+//! a private key never appears in anything mesh-doctor prints.
+//!
+//! The expired and far-future certificates are fixtures made by openssl
+//! (tests/fixtures/certificates/README.md); those that expire soon are made here, at test
+//! time, with rcgen, so that they stay "soon".
+
+use std::time::Duration;
+
+use crate::offline;
+use offline::run;
+
+const GATEWAYS: &str = "tests/fixtures/certificates/gateways.yaml";
+const ROOT: &str = "tests/fixtures/certificates/mesh-root.yaml";
+
+fn lines_with(stdout: &str, code: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| l.contains(&format!("[{code}]")))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn an_expired_gateway_certificate_is_istios_ist0161_and_md0411_with_its_date() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", GATEWAYS]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        lines_with(&stdout, "IST0161"),
+        [format!(
+            "Error [IST0161] (Gateway shop/shop {GATEWAYS}:54) The credential referenced by the Gateway shop in namespace istio-system is invalid, which can cause the traffic not to work as expected."
+        )],
+        "{stdout}"
+    );
+    let expired = lines_with(&stdout, "MD0411");
+    assert_eq!(
+        expired,
+        [
+            format!(
+                "Error [MD0411] (Gateway shop/partner {GATEWAYS}:116) The certificate \"O=cluster.local\" in ca.crt of Secret istio-system/partner-cert, the credential of Gateway shop/partner, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\"). Put a renewed CA certificate into the Secret."
+            ),
+            format!(
+                "Error [MD0411] (Gateway shop/shop {GATEWAYS}:54) The certificate \"CN=shop.example.com\" in tls.crt of Secret istio-system/shop-cert, the credential of Gateway shop/shop, expired on 2020-02-01 00:00 UTC: its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\"). Put a renewed certificate into the Secret (the gateway picks it up without a restart)."
+            ),
+        ],
+        "{stdout}"
+    );
+    // The negative twin: the Gateway whose certificate is valid until 2126 is not named.
+    assert!(!stdout.contains("shop-renewed"), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains(" [")).count(),
+        3,
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_expired_mesh_root_is_said_once_for_all_its_copies() {
+    let (stdout, stderr, code) = run(&["analyze", "-f", ROOT, "-o", "json"]);
+    assert_eq!(code, 79, "{stderr}");
+    let items: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(items.len(), 1, "{stdout}");
+    assert_eq!(items[0]["code"], "MD0411");
+    assert_eq!(items[0]["level"], "Error");
+    assert_eq!(
+        items[0]["origin"],
+        "ConfigMap istio-system/istio-ca-root-cert"
+    );
+    assert_eq!(items[0]["reference"], format!("{ROOT}:10"));
+    let message = items[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The certificate \"O=cluster.local\" in root-cert.pem of ConfigMap istio-system/istio-ca-root-cert, the mesh's root, expired on 2025-01-01 00:00 UTC: "),
+        "{message}"
+    );
+}
+
+/// A self-signed certificate for `name`, valid until `days` from today at noon (UTC), and its
+/// private key, both PEM.
+fn certificate(name: &str, days: i64) -> (String, String, String) {
+    let today = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date();
+    let end = today.checked_add(jiff::Span::new().days(days)).unwrap();
+    let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(
+        end.year().into(),
+        end.month().try_into().unwrap(),
+        end.day().try_into().unwrap(),
+    ) + Duration::from_secs(12 * 3600);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem(), end.to_string())
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn indented(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+/// A Gateway named `name` whose Secret holds `cert` and a real private key `key`, the ingress
+/// pod and Service it selects, and the mesh root `root`.
+fn manifests(gateways: &[(&str, &str, &str)], root: &str) -> String {
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: istio-ingressgateway-1\n  namespace: istio-system\n  labels:\n    istio: ingressgateway\nspec:\n  containers:\n  - name: istio-proxy\n    image: docker.io/istio/proxyv2:1.30.0\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: istio-ingressgateway\n  namespace: istio-system\nspec:\n  selector:\n    istio: ingressgateway\n  ports:\n  - name: https\n    port: 443\n",
+    );
+    for (i, (name, cert, key)) in gateways.iter().enumerate() {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}-cert\n  namespace: istio-system\ntype: kubernetes.io/tls\ndata:\n  tls.crt: {}\n  tls.key: {}\n---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata:\n  name: {name}\n  namespace: shop\nspec:\n  selector:\n    istio: ingressgateway\n  servers:\n  - port:\n      number: 443\n      name: https-{i}\n      protocol: HTTPS\n    tls:\n      mode: SIMPLE\n      credentialName: {name}-cert\n    hosts:\n    - {name}.example.com\n",
+            base64(cert.as_bytes()),
+            base64(key.as_bytes()),
+        ));
+    }
+    text.push_str(&format!(
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: istio-ca-root-cert\n  namespace: istio-system\ndata:\n  root-cert.pem: |\n{}",
+        indented(root)
+    ));
+    text
+}
+
+#[test]
+fn certificates_that_expire_within_30_days_are_warnings_with_their_date() {
+    let (soon, soon_key, soon_date) = certificate("soon.example.com", 10);
+    let (later, later_key, _) = certificate("later.example.com", 40);
+    let (root, _, root_date) = certificate("root.example.com", 20);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("soon.yaml");
+    std::fs::write(
+        &path,
+        manifests(
+            &[("soon", &soon, &soon_key), ("later", &later, &later_key)],
+            &root,
+        ),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let (stdout, stderr, code) = run(&["analyze", "-f", file]);
+    assert_eq!(code, 79, "{stderr}");
+    let warnings = lines_with(&stdout, "MD0410");
+    assert_eq!(warnings.len(), 2, "{stdout}");
+    let root_line = &warnings[0];
+    assert!(
+        root_line.starts_with(&format!(
+            "Warning [MD0410] (ConfigMap istio-system/istio-ca-root-cert {file}:"
+        )) && root_line.contains(&format!(
+            "The certificate \"CN=root.example.com\" in root-cert.pem of ConfigMap istio-system/istio-ca-root-cert, the mesh's root, expires on {root_date} 12:00 UTC, in "
+        )) && root_line.contains(" days: from then on sidecars, gateways and ztunnel refuse"),
+        "{root_line}"
+    );
+    let gateway_line = &warnings[1];
+    assert!(
+        gateway_line.starts_with(&format!("Warning [MD0410] (Gateway shop/soon {file}:"))
+            && gateway_line.contains(&format!(
+                "The certificate \"CN=soon.example.com\" in tls.crt of Secret istio-system/soon-cert, the credential of Gateway shop/soon, expires on {soon_date} 12:00 UTC, in "
+            ))
+            && (gateway_line.contains(", in 9 days: ") || gateway_line.contains(", in 10 days: ")),
+        "{gateway_line}"
+    );
+    // 40 days left is not soon; a valid certificate is no IST0161.
+    assert!(!stdout.contains("later"), "{stdout}");
+    assert!(!stdout.contains("IST0161"), "{stdout}");
+    // Warnings only: the run passes with --failure-threshold Error.
+    let (_, stderr, code) = run(&["analyze", "-f", file, "--failure-threshold", "Error"]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn no_private_key_is_ever_printed() {
+    let (soon, soon_key, _) = certificate("soon.example.com", 10);
+    let (expired_root, _, _) = certificate("root.example.com", -3);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.yaml");
+    std::fs::write(
+        &path,
+        manifests(&[("soon", &soon, &soon_key)], &expired_root),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let key_lines: Vec<&str> = soon_key
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    assert!(!key_lines.is_empty());
+    let encoded = base64(soon_key.as_bytes());
+    for output in ["log", "json", "yaml", "sarif"] {
+        let (stdout, stderr, code) = run(&["analyze", "-f", file, "-o", output, "-v", "-v"]);
+        assert_eq!(code, 79, "{output}: {stderr}");
+        for text in [&stdout, &stderr] {
+            assert!(!text.contains(&encoded[..40]), "{output}: {text}");
+            for line in &key_lines {
+                assert!(!text.contains(line), "{output}: {text}");
+            }
+        }
+        assert!(stdout.contains("MD0411"), "{output}: {stdout}");
+        assert!(stdout.contains("MD0410"), "{output}: {stdout}");
+    }
+}
