@@ -5,7 +5,7 @@
 use std::ops::Deref;
 
 use crate::output::style::ColorChoice;
-use crate::source::live::Connection;
+use crate::source::cluster::Connection;
 
 /// What every command is given besides its own arguments.
 #[derive(Clone, Debug)]
@@ -18,7 +18,7 @@ pub struct Global {
 }
 
 /// A request reads like its connection (`global.context`, `global.namespace`), and is passed
-/// where a connection is wanted (`live::connect(global, ...)`).
+/// where a connection is wanted (`cluster::connect(global, ...)`).
 impl Deref for Global {
     type Target = Connection;
 

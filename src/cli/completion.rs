@@ -360,13 +360,13 @@ fn global_for(kube: &KubeArgs) -> Global {
 }
 
 fn contexts(kube: &KubeArgs) -> Vec<String> {
-    crate::source::live::kubeconfig_contexts(kube.kubeconfig.as_deref())
+    crate::source::cluster::kubeconfig_contexts(kube.kubeconfig.as_deref())
 }
 
 async fn namespaces(kube: &KubeArgs) -> Vec<String> {
     let global = global_for(kube);
     let Ok(cluster) =
-        crate::source::live::connect(&global, global.context.first().map(String::as_str)).await
+        crate::source::cluster::connect(&global, global.context.first().map(String::as_str)).await
     else {
         return Vec::new();
     };
@@ -382,7 +382,7 @@ async fn namespaces(kube: &KubeArgs) -> Vec<String> {
 async fn pods(kube: &KubeArgs) -> Vec<String> {
     let global = global_for(kube);
     let Ok(cluster) =
-        crate::source::live::connect(&global, global.context.first().map(String::as_str)).await
+        crate::source::cluster::connect(&global, global.context.first().map(String::as_str)).await
     else {
         return Vec::new();
     };

@@ -19,7 +19,7 @@ use crate::commands;
 use crate::error::Result;
 use crate::output::style::ColorChoice;
 use crate::request::Global;
-use crate::source::live::Connection;
+use crate::source::cluster::Connection;
 pub use flags::KubeArgs;
 pub use run::main_impl;
 

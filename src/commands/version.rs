@@ -22,7 +22,7 @@ use crate::kube::snapshot::Object;
 use crate::output::json::pretty_json;
 use crate::output::write;
 use crate::request::Global;
-use crate::source::live::{self, Cluster, ListError};
+use crate::source::cluster::{self, Cluster, ListError};
 
 /// How `version` shows its result.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -463,7 +463,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     let mut clusters = Vec::new();
     let mut failure = None;
     for context in contexts {
-        let result = match live::connect(global, context).await {
+        let result = match cluster::connect(global, context).await {
             Ok(cluster) => {
                 // -n narrows the data plane to one namespace; without it, every namespace.
                 let namespace = global.namespace.clone().filter(|n| !n.is_empty());

@@ -24,7 +24,7 @@ use crate::istio::sidecar::{self, PROXY_CONTAINER};
 use crate::kube::snapshot::Object;
 use crate::probe::admin::{AdminClient, BootstrapInfo, FetchError};
 use crate::probe::transport::{Direct, Limits, PortForward, ProbeError, Transport};
-use crate::source::live::Cluster;
+use crate::source::cluster::Cluster;
 
 impl From<ProbeError> for ErrorInfo {
     fn from(e: ProbeError) -> Self {
@@ -154,7 +154,9 @@ pub async fn fetch_log(
         }
         // 400 "previous terminated container ... not found", or "container ... is waiting to start".
         Ok(Err(kube::Error::Api(status))) if status.code == 400 => Probed::Skipped(status.message),
-        Ok(Err(e)) => Probed::Error(ProbeError::Connect(crate::source::live::flatten(&e)).into()),
+        Ok(Err(e)) => {
+            Probed::Error(ProbeError::Connect(crate::source::cluster::flatten(&e)).into())
+        }
     }
 }
 

@@ -188,7 +188,7 @@ fn classify(
                 }
             }
         }
-        None => TlsFailure::Other(crate::source::live::flatten(error)),
+        None => TlsFailure::Other(crate::source::cluster::flatten(error)),
     }
 }
 

@@ -200,7 +200,7 @@ where
 
 /// An error with its sources on one line.
 fn flatten(error: &dyn std::error::Error) -> String {
-    crate::source::live::flatten(error)
+    crate::source::cluster::flatten(error)
 }
 
 /// Direct HTTP to the pod IP: for running inside the cluster.

@@ -1,11 +1,11 @@
 //! Where snapshots come from: files, or a live cluster; one pod and its surroundings.
+//!
+//! `cluster` is the client (connection, requests, pagination, errors); the readers (`live` for
+//! a snapshot, `pod` for one pod and its surroundings) read through it and import nothing back
+//! into it.
 
+pub mod cluster;
 pub mod dns;
 pub mod files;
 pub mod live;
-pub mod live_admission;
-pub mod live_config;
-mod live_errors;
-pub mod live_mesh;
 pub mod pod;
-mod retry_after;

@@ -17,7 +17,7 @@ use crate::istio::waypoint::GATEWAY_NAME_LABEL;
 use crate::kube::kind::Kind;
 use crate::kube::snapshot::ConfigObject;
 use crate::kube::snapshot::Located;
-use crate::source::live::{Cluster, ListError};
+use crate::source::cluster::{Cluster, ListError};
 
 /// A lookup of one object: found, missing (404), or unknown (denied, unreachable).
 pub fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
@@ -93,7 +93,7 @@ pub async fn ambient_context(cluster: &Cluster, namespace: &str) -> AmbientConte
     let gateway_pods = kube::api::ListParams::default().labels(GATEWAY_NAME_LABEL);
     let (services, read, pods) = tokio::join!(
         c.list::<Service>(Some(namespace)),
-        crate::source::live_config::list(c, false),
+        crate::source::live::config::list(c, false),
         c.list_selected(Api::<Pod>::all(c.client.clone()), &gateway_pods),
     );
     let broken = read
@@ -134,7 +134,7 @@ pub async fn ambient_context(cluster: &Cluster, namespace: &str) -> AmbientConte
 
 /// The objects of [`PROXY_ONLY_CONFIG`] read by the same lists; unknown when one list failed.
 fn proxy_only(
-    read: &crate::source::live_config::Read,
+    read: &crate::source::live::config::Read,
     broken: Option<&str>,
 ) -> Lookup<Vec<ConfigObject>> {
     if let Some(reason) = broken {

@@ -29,7 +29,7 @@ pub struct Request {
     pub recursive: bool,
     /// Read the live cluster (with inputs, the files overlay it).
     pub read_cluster: bool,
-    /// Every namespace; else the one namespace of `source::live::scope_namespace`.
+    /// Every namespace; else the one namespace of `source::cluster::scope_namespace`.
     pub all_namespaces: bool,
     /// The analyzers to run, by name (checked); empty: the default set.
     pub analyzers: Vec<String>,
@@ -188,7 +188,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     }
     // The one namespace default (-n, else the context's, else `default`), for every use below.
     let namespace =
-        live_namespace.unwrap_or_else(|| crate::source::live::scope_namespace(global, None));
+        live_namespace.unwrap_or_else(|| crate::source::cluster::scope_namespace(global, None));
     let mut file_names = Vec::new();
     let mut not_analysed = std::collections::BTreeMap::new();
     if !paths.is_empty() {

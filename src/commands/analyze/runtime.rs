@@ -19,7 +19,7 @@ use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::kube::snapshot::{Located, Object, Snapshot};
 use crate::probe::{self, ProbeOptions, Probed};
 use crate::request::Global;
-use crate::source::live::{self, Cluster};
+use crate::source::cluster::{self, Cluster};
 use crate::source::pod::lookup;
 
 /// Sidecars probed at once: each probe holds a few port-forward streams and log requests.
@@ -103,7 +103,7 @@ pub async fn check(
             Some(name) => Some(name.as_ref()),
             None => global.context.first().map(String::as_str),
         };
-        let cluster = live::connect(global, context).await?;
+        let cluster = cluster::connect(global, context).await?;
         let found = probe_cluster(
             &cluster,
             cluster_name.as_ref(),

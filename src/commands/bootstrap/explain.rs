@@ -35,7 +35,7 @@ use crate::output::write;
 use crate::probe::admin::url_encode;
 use crate::probe::transport::{Direct, Limits, PortForward, Transport};
 use crate::request::Global;
-use crate::source::live::{self, Cluster, ListError};
+use crate::source::cluster::{self, Cluster, ListError};
 use crate::source::pod::get_pod;
 
 /// Values longer than this are cut in the text output (`-o json` has them whole).
@@ -56,7 +56,7 @@ pub enum ExplainFormat {
 /// `bootstrap explain POD`, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
-    /// The pod's name (without `pod/`), in the namespace of `source::live::scope_namespace`.
+    /// The pod's name (without `pod/`), in the namespace of `source::cluster::scope_namespace`.
     pub pod: String,
     pub output: ExplainFormat,
     /// Reach the admin port on the pod IP rather than through a port-forward.
@@ -76,8 +76,8 @@ fn lookup<T>(result: std::result::Result<Option<T>, ListError>) -> Lookup<T> {
 
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
     let name = request.pod.clone();
-    let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
-    let namespace = live::scope_namespace(global, Some(&cluster));
+    let cluster = cluster::connect(global, global.context.first().map(String::as_str)).await?;
+    let namespace = cluster::scope_namespace(global, Some(&cluster));
     tracing::info!(cluster = %cluster.name, %namespace, pod = %name, "explaining the bootstrap");
     let pod = get_pod(&cluster, &namespace, &name).await?;
     let (around, mut notes) = surroundings(&cluster, &pod, &namespace).await;

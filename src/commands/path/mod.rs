@@ -25,8 +25,8 @@ use crate::kube::snapshot::{Located, Object, Snapshot, WorkloadKind};
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
+use crate::source::cluster::{self, Cluster, ListError};
 use crate::source::files::{self, FileOptions};
-use crate::source::live::{self, Cluster, ListError};
 
 use model::{ClientSide, Question, Status, Target, Walk};
 
@@ -217,9 +217,9 @@ async fn live_snapshot(
     global: &Global,
     target: &str,
 ) -> Result<(Snapshot, String)> {
-    let namespace = live::scope_namespace(global, Some(cluster));
+    let namespace = cluster::scope_namespace(global, Some(cluster));
     tracing::info!(cluster = %cluster.name, %namespace, "reading the cluster for the walk");
-    let mut snapshot = live::snapshot(cluster, None, false).await?;
+    let mut snapshot = crate::source::live::snapshot(cluster, None, false).await?;
     if let Target::Service {
         namespace: ns,
         name,
@@ -251,14 +251,14 @@ async fn live_snapshot(
 pub async fn examine(global: &Global, request: &Request) -> Result<Walk> {
     let live = request.inputs.is_empty();
     let cluster = if live {
-        Some(live::connect(global, global.context.first().map(String::as_str)).await?)
+        Some(cluster::connect(global, global.context.first().map(String::as_str)).await?)
     } else {
         None
     };
     let (snapshot, namespace) = if let Some(cluster) = &cluster {
         live_snapshot(cluster, global, &request.target).await?
     } else {
-        let namespace = live::scope_namespace(global, None);
+        let namespace = cluster::scope_namespace(global, None);
         let options = FileOptions {
             recursive: request.recursive,
             default_namespace: Some(namespace.clone()),

@@ -15,7 +15,7 @@ use crate::envoy::admin::ClusterStatus;
 use crate::envoy::upstream_tls::UpstreamTls;
 use crate::probe::admin::AdminClient;
 use crate::probe::transport::{Limits, PortForward};
-use crate::source::live::Cluster;
+use crate::source::cluster::Cluster;
 
 /// What was read from the client's Envoy (or why it could not be).
 pub struct ProxyView {

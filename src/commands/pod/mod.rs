@@ -16,7 +16,7 @@ use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::{self, ProbeOptions, ProbeResult};
 use crate::request::Global;
-use crate::source::live::{self, Cluster};
+use crate::source::cluster::{self, Cluster};
 use crate::source::pod;
 
 /// How `pod` shows its result.
@@ -34,7 +34,7 @@ pub enum PodFormat {
 /// What `pod` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
-    /// The pod's name (without `pod/`), in the namespace of `source::live::scope_namespace`.
+    /// The pod's name (without `pod/`), in the namespace of `source::cluster::scope_namespace`.
     pub pod: String,
     pub output: PodFormat,
     /// Reach the proxy on the pod IP rather than through a port-forward.
@@ -78,8 +78,8 @@ pub async fn examine(
 
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
     let name = request.pod.clone();
-    let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
-    let namespace = live::scope_namespace(global, Some(&cluster));
+    let cluster = cluster::connect(global, global.context.first().map(String::as_str)).await?;
+    let namespace = cluster::scope_namespace(global, Some(&cluster));
     let options = ProbeOptions {
         direct: request.direct,
         ..ProbeOptions::with_timeout(request.probe_timeout)

@@ -28,7 +28,7 @@ use crate::output::write;
 use crate::probe::admin::AdminClient;
 use crate::probe::transport::{Direct, HttpResponse, Limits, PortForward, ProbeError, Transport};
 use crate::request::Global;
-use crate::source::live::{self, Cluster, ListError};
+use crate::source::cluster::{self, Cluster, ListError};
 use render::TableOptions;
 use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, Report};
 use url::IstiodUrl;
@@ -129,7 +129,7 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
             pods_denied: false,
         }
     } else {
-        let cluster = live::connect(global, global.context.first().map(String::as_str)).await?;
+        let cluster = cluster::connect(global, global.context.first().map(String::as_str)).await?;
         let namespace = scope(&args, global, Some(&cluster));
         gather_live(&args, &tls, cluster, namespace.as_deref()).await?
     };
@@ -175,7 +175,7 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
     if args.probe {
         let cluster = match gathered.cluster.take() {
             Some(c) => c,
-            None => live::connect(global, global.context.first().map(String::as_str)).await?,
+            None => cluster::connect(global, global.context.first().map(String::as_str)).await?,
         };
         probe_rows(&args, &cluster, gathered.pods.as_deref(), &mut report).await;
     }
@@ -287,7 +287,7 @@ fn scope(args: &Request, global: &Global, cluster: Option<&Cluster>) -> Option<S
         .unwrap_or(wanted);
     match wanted.rsplit_once('.') {
         Some((_, ns)) if !ns.is_empty() => Some(ns.to_string()),
-        _ => cluster.map(|c| crate::source::live::scope_namespace(global, Some(c))),
+        _ => cluster.map(|c| crate::source::cluster::scope_namespace(global, Some(c))),
     }
 }
 

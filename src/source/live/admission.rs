@@ -11,13 +11,11 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams};
 
-use super::live::{Cluster, ListError, MAX_PAGES};
+use crate::source::cluster::{Cluster, ListError};
 use std::sync::Arc;
 
 use crate::kube::kind::Kind;
 use crate::kube::snapshot::{CrdMeta, Located, Object, Origin, Snapshot};
-
-const PAGE_SIZE: u32 = 500;
 
 /// Reads the ValidatingWebhookConfigurations and the CRDs' metadata, then the Services the
 /// injection webhooks name that the snapshot does not hold yet.
@@ -71,35 +69,18 @@ fn located_with<T>(name: &Arc<str>, multi: bool, object: T) -> Located<T> {
 /// Every CRD's name, labels and annotations (a metadata-only list: no schemas cross the wire).
 async fn crd_metadata(cluster: &Cluster) -> Result<Vec<CrdMeta>, ListError> {
     let api: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
-    let mut items = Vec::new();
-    let mut token: Option<String> = None;
-    let mut seen = std::collections::HashSet::new();
-    for _ in 0..MAX_PAGES {
-        let mut params = ListParams::default().limit(PAGE_SIZE);
-        if let Some(t) = &token {
-            params = params.continue_token(t);
-        }
-        let page = cluster.request(|| api.list_metadata(&params)).await?;
-        items.extend(page.items.into_iter().map(|o| CrdMeta {
-            metadata: o.metadata,
-        }));
-        match page.metadata.continue_ {
-            Some(t) if !t.is_empty() => {
-                if !seen.insert(t.clone()) {
-                    return Err(ListError::Failed(format!(
-                        "the server's pagination does not end: it sent a continue token twice (after {} objects)",
-                        items.len()
-                    )));
-                }
-                token = Some(t);
-            }
-            _ => return Ok(items),
-        }
-    }
-    Err(ListError::Failed(format!(
-        "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
-        items.len()
-    )))
+    cluster
+        .paginate(
+            &ListParams::default(),
+            |params| {
+                let api = api.clone();
+                async move { api.list_metadata(&params).await }
+            },
+            |o| CrdMeta {
+                metadata: o.metadata,
+            },
+        )
+        .await
 }
 
 /// The Services the MutatingWebhookConfigurations call that the snapshot does not hold (live

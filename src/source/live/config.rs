@@ -13,13 +13,11 @@ use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::discovery::Discovery;
 
-use super::live::{Cluster, ListError, MAX_PAGES};
 use crate::istio::config::{self, Gateway};
 use crate::kube::kind::Kind;
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
-
-const PAGE_SIZE: u32 = 500;
+use crate::source::cluster::{Cluster, ListError};
 
 /// The kind of the table a served resource is, when it is one of those read.
 fn table_kind(group: &str, kind: &str) -> Option<Kind> {
@@ -201,46 +199,29 @@ async fn list_kind(
         Some(ns) => Api::namespaced_with(cluster.client.clone(), ns, resource),
         None => Api::all_with(cluster.client.clone(), resource),
     };
-    let mut items = Vec::new();
-    let mut token: Option<String> = None;
-    let mut seen = std::collections::HashSet::new();
-    for _ in 0..MAX_PAGES {
-        let mut params = ListParams::default().limit(PAGE_SIZE);
-        if let Some(t) = &token {
-            params = params.continue_token(t);
-        }
-        let page = cluster.request(|| api.list(&params)).await?;
-        for mut o in page.items {
-            let take = |key: &str, data: &mut serde_json::Value| {
-                data.get_mut(key)
-                    .map(serde_json::Value::take)
-                    .unwrap_or_default()
-            };
-            items.push(ConfigObject {
-                api_version: resource.api_version.clone(),
-                kind: resource.kind.clone(),
-                spec: take("spec", &mut o.data),
-                status: take("status", &mut o.data),
-                metadata: o.metadata,
-            });
-        }
-        match page.metadata.continue_ {
-            Some(t) if !t.is_empty() => {
-                if !seen.insert(t.clone()) {
-                    return Err(ListError::Failed(format!(
-                        "the server's pagination does not end: it sent a continue token twice (after {} objects)",
-                        items.len()
-                    )));
+    cluster
+        .paginate(
+            &ListParams::default(),
+            |params| {
+                let api = api.clone();
+                async move { api.list(&params).await }
+            },
+            |mut o| {
+                let take = |key: &str, data: &mut serde_json::Value| {
+                    data.get_mut(key)
+                        .map(serde_json::Value::take)
+                        .unwrap_or_default()
+                };
+                ConfigObject {
+                    api_version: resource.api_version.clone(),
+                    kind: resource.kind.clone(),
+                    spec: take("spec", &mut o.data),
+                    status: take("status", &mut o.data),
+                    metadata: o.metadata,
                 }
-                token = Some(t);
-            }
-            _ => return Ok(items),
-        }
-    }
-    Err(ListError::Failed(format!(
-        "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
-        items.len()
-    )))
+            },
+        )
+        .await
 }
 
 /// Gets the Secrets the snapshot's Gateways name, in the namespace of the workload each

@@ -3,7 +3,7 @@
 //! kube turns an error answer into its Status body and drops the headers, so a server (or a
 //! proxy in front of it) that says when to come back only in `Retry-After` was retried on our
 //! own schedule. A layer under the client copies the header's seconds into the Status's
-//! `details.retryAfterSeconds` when the body has none; [`super::live::Cluster::request`] reads
+//! `details.retryAfterSeconds` when the body has none; [`super::Cluster::request`] reads
 //! that field.
 
 use bytes::Bytes;

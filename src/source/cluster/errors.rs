@@ -1,7 +1,30 @@
 //! What went wrong with a request to the API server, in one line a person can read: the HTTP
 //! status and the server's message, a cut-off or malformed answer, a throttled request.
 
-use super::live::ListError;
+/// Why a list failed.
+#[derive(Debug)]
+pub enum ListError {
+    /// RBAC said no (403), or the resource does not exist on this server (404).
+    Denied(String),
+    /// The server could not be reached or did not answer in time.
+    Unreachable(String),
+    /// The server answered, but not with the list: an HTTP error status (500, 429 after the
+    /// retries), a malformed or cut-off body, a pagination that never ends. The message says which.
+    Failed(String),
+    /// The command's overall deadline (`--timeout`) passed while reading.
+    Deadline(String),
+}
+
+impl ListError {
+    pub fn reason(&self) -> &str {
+        match self {
+            ListError::Denied(r)
+            | ListError::Unreachable(r)
+            | ListError::Failed(r)
+            | ListError::Deadline(r) => r,
+        }
+    }
+}
 
 /// Sorts a kube error into "denied" (the rest can go on), "unreachable" or "failed" (stop),
 /// with a one-line message that says what happened.

@@ -5,9 +5,9 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams};
 
-use super::live::Cluster;
 use crate::istio::constants::{ISTIO_NAMESPACE, MULTI_CLUSTER_SECRET_LABEL};
 use crate::kube::snapshot::{Located, Object, SecretKeys, Snapshot};
+use crate::source::cluster::Cluster;
 
 /// Lists the remote secrets when there are mesh networks to check them against.
 pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {

@@ -1,0 +1,253 @@
+//! Requests to a connected cluster: each one bounded by the request timeout and the command's
+//! deadline and retried when the server throttles it, and the one way to list a kind page by
+//! page ([`Cluster::paginate`]) with its limits (a repeated continue token, 20,000 pages).
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use kube::api::{Api, ListParams, ObjectList};
+use serde::de::DeserializeOwned;
+
+use super::connection::Cluster;
+use super::errors::{ListError, classify, shorten};
+use crate::error::Error;
+
+const PAGE_SIZE: u32 = 500;
+/// A list is abandoned after this many pages (10 million objects of a kind): a server that
+/// never stops paginating cannot keep the command reading.
+pub const MAX_PAGES: usize = 20_000;
+/// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
+pub const TRIES: u32 = 3;
+
+impl Cluster {
+    /// Lists every object of a kind in a scope (`None` = all namespaces or cluster-scoped),
+    /// following `continue` tokens.
+    pub async fn list<K>(&self, namespace: Option<&str>) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        };
+        self.paginate_all(api, ListParams::default()).await
+    }
+
+    /// Lists what `params` selects (labels, fields) through `api`, following `continue` tokens.
+    pub async fn list_selected<K>(
+        &self,
+        api: Api<K>,
+        params: &ListParams,
+    ) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        self.paginate_all(api, params.clone()).await
+    }
+
+    /// Lists every object of a cluster-scoped kind.
+    pub async fn list_cluster<K>(&self) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+        K: kube::Resource<Scope = k8s_openapi::ClusterResourceScope>,
+    {
+        self.paginate_all(Api::all(self.client.clone()), ListParams::default())
+            .await
+    }
+
+    async fn paginate_all<K>(&self, api: Api<K>, base: ListParams) -> Result<Vec<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        self.paginate(
+            &base,
+            |params| {
+                let api = api.clone();
+                async move { api.list(&params).await }
+            },
+            |item| item,
+        )
+        .await
+    }
+
+    /// Lists page by page: `fetch` asks for one page with the given parameters (the base ones, a
+    /// page size and the continue token), `keep` turns each item into what is kept, so a page's
+    /// items can be reduced before the next page comes. Ends with [`ListError::Failed`] when the
+    /// server sends a continue token twice or more than [`MAX_PAGES`] pages; each request is
+    /// bounded and retried by [`Cluster::request`].
+    pub async fn paginate<X, T, F, Fut>(
+        &self,
+        base: &ListParams,
+        fetch: F,
+        mut keep: impl FnMut(X) -> T,
+    ) -> Result<Vec<T>, ListError>
+    where
+        X: Clone,
+        F: Fn(ListParams) -> Fut,
+        Fut: std::future::Future<Output = kube::Result<ObjectList<X>>>,
+    {
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let mut params = base.clone().limit(PAGE_SIZE);
+            if let Some(t) = &token {
+                params = params.continue_token(t);
+            }
+            let page = self.request(|| fetch(params.clone())).await?;
+            items.extend(page.items.into_iter().map(&mut keep));
+            match page.metadata.continue_ {
+                Some(t) if !t.is_empty() => {
+                    if !seen.insert(t.clone()) {
+                        return Err(ListError::Failed(format!(
+                            "the server's pagination does not end: it sent the continue token {:?} twice (after {} objects)",
+                            shorten(&t),
+                            items.len()
+                        )));
+                    }
+                    token = Some(t);
+                }
+                _ => return Ok(items),
+            }
+        }
+        Err(ListError::Failed(format!(
+            "the server's pagination does not end: still more after {MAX_PAGES} pages ({} objects)",
+            items.len()
+        )))
+    }
+
+    /// One API request, bounded by the request timeout and the overall deadline, tried again
+    /// (up to [`TRIES`] times) when the server throttles it (429) or is unavailable (503, 504).
+    pub async fn request<T, F, Fut>(&self, mut call: F) -> Result<T, ListError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = kube::Result<T>>,
+    {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (limit, by_deadline) = self.time_left();
+            let result = match tokio::time::timeout(limit, call()).await {
+                Ok(result) => result,
+                Err(_) if by_deadline => return Err(self.deadline_passed()),
+                Err(_) => {
+                    return Err(ListError::Unreachable(format!(
+                        "no answer within {} (--request-timeout)",
+                        crate::formats::duration::show_duration(self.timeout)
+                    )));
+                }
+            };
+            let error = match result {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            let retryable =
+                matches!(&error, kube::Error::Api(s) if matches!(s.code, 429 | 503 | 504));
+            if !retryable || tries >= TRIES {
+                let mut classified = classify(&error);
+                if retryable && let ListError::Failed(text) = &mut classified {
+                    text.push_str(&format!(", gave up after {tries} tries"));
+                }
+                return Err(classified);
+            }
+            // The server's hint (Status details.retryAfterSeconds), else 1s, 2s; never past a deadline.
+            let hint = match &error {
+                kube::Error::Api(s) => s
+                    .details
+                    .as_ref()
+                    .map(|d| d.retry_after_seconds)
+                    .filter(|&s| s > 0),
+                _ => None,
+            };
+            let wait = Duration::from_secs(hint.map_or(1 << (tries - 1), u64::from).min(10));
+            let (left, by_deadline) = self.time_left();
+            if wait >= left && by_deadline {
+                return Err(self.deadline_passed());
+            }
+            tokio::time::sleep(wait.min(left)).await;
+        }
+    }
+
+    /// The time a request may take: the request timeout, or less when the overall deadline is
+    /// nearer (then `true`).
+    fn time_left(&self) -> (Duration, bool) {
+        match self.deadline {
+            Some(at) => {
+                let left = at.saturating_duration_since(std::time::Instant::now());
+                if left < self.timeout {
+                    (left, true)
+                } else {
+                    (self.timeout, false)
+                }
+            }
+            None => (self.timeout, false),
+        }
+    }
+
+    fn deadline_passed(&self) -> ListError {
+        ListError::Deadline(format!(
+            "the reads did not finish within the command's deadline of {} (--timeout)",
+            crate::formats::duration::show_duration(self.overall)
+        ))
+    }
+
+    /// The error that ends the command for a failed request: `verb` (`get`, `list`) on
+    /// `resource` (`pods`, `pod web-1`), in `namespace` when the request was namespaced.
+    pub fn error(
+        &self,
+        e: ListError,
+        verb: &'static str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> Error {
+        let doing = match verb {
+            "get" => "reading",
+            "list" => "listing",
+            other => other,
+        };
+        let what = match namespace {
+            Some(ns) => format!("{doing} {resource} in {ns}"),
+            None => format!("{doing} {resource}"),
+        };
+        match e {
+            ListError::Denied(reason) => Error::AccessDenied(Box::new(crate::error::Denied {
+                verb,
+                resource: resource.to_string(),
+                namespace: namespace.map(str::to_string),
+                cluster: format!("{} ({})", self.name, self.server),
+                reason,
+                hint: None,
+            })),
+            ListError::Unreachable(reason) => self.unreachable(format!("{what}: {reason}")),
+            ListError::Failed(reason) => self.failed(format!("{what}: {reason}")),
+            ListError::Deadline(_) => Error::Deadline {
+                after: crate::formats::duration::show_duration(self.overall),
+                doing: format!("still {what} from {}", self.server),
+            },
+        }
+    }
+
+    /// Gets one object, `Ok(None)` when it does not exist.
+    pub async fn get_opt<K>(&self, api: Api<K>, name: &str) -> Result<Option<K>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+    {
+        self.request(|| api.get_opt(name)).await
+    }
+
+    /// The server answered, but not with what was asked (see [`ListError::Failed`]).
+    pub fn failed(&self, message: String) -> Error {
+        Error::Cluster(format!(
+            "the Kubernetes API server {} failed a request: {message}",
+            self.server
+        ))
+    }
+
+    pub fn unreachable(&self, message: String) -> Error {
+        Error::Unreachable {
+            server: self.server.clone(),
+            message,
+        }
+    }
+}

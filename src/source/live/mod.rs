@@ -1,0 +1,369 @@
+//! The live source: reads a cluster with kube-rs into a [`Snapshot`].
+//!
+//! Each kind is listed once for the whole scope (one namespace, or all), with pagination.
+//! A list that RBAC forbids is recorded in `Snapshot::unavailable`, so the analyzers that need it
+//! are skipped and the rest still run. An unreachable server fails fast, within the request timeout.
+
+pub mod admission;
+pub mod config;
+pub mod mesh;
+
+use std::sync::Arc;
+
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::CronJob;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::Api;
+
+use crate::error::{Error, Result};
+use crate::istio::constants::ISTIO_NAMESPACE;
+use crate::kube::kind::Kind;
+use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
+use crate::source::cluster::{Cluster, Connection, ListError, connect, scope_namespace};
+
+fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>> {
+    items
+        .into_iter()
+        .map(|object| Located {
+            object,
+            origin: Origin {
+                cluster: multi.then(|| cluster.clone()),
+                ..Origin::default()
+            },
+        })
+        .collect()
+}
+
+fn not_system<T: crate::kube::snapshot::Object>(items: Vec<T>) -> Vec<T> {
+    items
+        .into_iter()
+        .filter(|o| !SYSTEM_NAMESPACES.contains(&o.namespace().unwrap_or("")))
+        .collect()
+}
+
+/// Everything `analyze` needs from one cluster, for one namespace or all of them.
+pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Result<Snapshot> {
+    let c = cluster;
+    let ns = namespace;
+    // One batch, so a hung server costs one request timeout (or the overall deadline), not two.
+    let (
+        namespaces,
+        pods,
+        services,
+        deployments,
+        statefulsets,
+        daemonsets,
+        cronjobs,
+        webhooks,
+        config_maps,
+        istio_deployments,
+        istio_services,
+        pdbs,
+        slices,
+        events,
+        policies,
+    ) = tokio::join!(
+        async {
+            match ns {
+                Some(name) => c
+                    .get_opt(Api::<Namespace>::all(c.client.clone()), name)
+                    .await
+                    .map(|n| n.into_iter().collect::<Vec<_>>()),
+                None => c.list_cluster::<Namespace>().await,
+            }
+        },
+        c.list::<Pod>(ns),
+        c.list::<Service>(ns),
+        c.list::<Deployment>(ns),
+        c.list::<StatefulSet>(ns),
+        c.list::<DaemonSet>(ns),
+        c.list::<CronJob>(ns),
+        c.list_cluster::<MutatingWebhookConfiguration>(),
+        c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
+        c.list::<Deployment>(Some(ISTIO_NAMESPACE)),
+        c.list::<Service>(Some(ISTIO_NAMESPACE)),
+        c.list::<PodDisruptionBudget>(Some(ISTIO_NAMESPACE)),
+        c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
+        c.list::<Event>(ns),
+        c.list::<NetworkPolicy>(ns),
+    );
+
+    let mut snapshot = Snapshot {
+        // The clock the certificates read are judged against.
+        read_at: Some(jiff::Timestamp::now()),
+        ..Snapshot::default()
+    };
+    let mut read_any = false;
+    let mut unreachable: Option<String> = None;
+    let mut failed: Option<String> = None;
+    let mut late: Option<&str> = None;
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+    macro_rules! take {
+        ($result:expr, $kind:expr, |$items:ident| $body:expr) => {
+            match $result {
+                Ok($items) => {
+                    read_any = true;
+                    $body
+                }
+                Err(ListError::Denied(reason)) => {
+                    snapshot.unavailable.insert($kind, reason);
+                }
+                Err(ListError::Unreachable(reason)) => {
+                    unreachable.get_or_insert(format!("cannot list {}: {reason}", $kind));
+                }
+                Err(ListError::Failed(reason)) => {
+                    failed.get_or_insert(format!("cannot list {}: {reason}", $kind));
+                }
+                Err(ListError::Deadline(_)) => {
+                    late.get_or_insert($kind.list_name());
+                }
+            }
+        };
+    }
+    if let (Some(name), Ok(found)) = (ns, &namespaces)
+        && found.is_empty()
+    {
+        return Err(Error::NamespaceNotFound {
+            namespace: name.to_string(),
+            cluster: cluster.name.clone(),
+            server: cluster.server.clone(),
+        });
+    }
+    take!(namespaces, Kind::Namespaces, |items| snapshot.namespaces =
+        located(
+            items
+                .into_iter()
+                .filter(|n| !SYSTEM_NAMESPACES.contains(&crate::kube::snapshot::Object::name(n)))
+                .collect(),
+            &name,
+            multi
+        ));
+    take!(pods, Kind::Pods, |items| snapshot.pods =
+        located(not_system(items), &name, multi));
+    take!(services, Kind::Services, |items| snapshot.services =
+        located(not_system(items), &name, multi));
+    let mut workloads = Vec::new();
+    take!(deployments, Kind::Deployments, |items| workloads
+        .extend(items.into_iter().map(from_deployment)));
+    take!(statefulsets, Kind::StatefulSets, |items| workloads
+        .extend(items.into_iter().map(from_statefulset)));
+    take!(daemonsets, Kind::DaemonSets, |items| workloads
+        .extend(items.into_iter().map(from_daemonset)));
+    take!(cronjobs, Kind::CronJobs, |items| workloads
+        .extend(items.into_iter().map(from_cronjob)));
+    // istiod's Deployments are needed even when the scope is another namespace.
+    take!(istio_deployments, Kind::Deployments, |items| {
+        if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
+            workloads.extend(items.into_iter().map(from_deployment));
+        }
+    });
+    snapshot.workloads = located(not_system(workloads), &name, multi);
+    // And the Services the injection webhooks call (control-plane checks).
+    take!(istio_services, Kind::Services, |items| {
+        if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
+            snapshot.services.extend(located(items, &name, multi));
+        }
+    });
+    take!(webhooks, Kind::MutatingWebhookConfigurations, |items| {
+        snapshot.webhooks = located(items, &name, multi)
+    });
+    take!(config_maps, Kind::ConfigMaps, |items| {
+        let items: Vec<ConfigMap> = items
+            .into_iter()
+            .filter(|cm| crate::kube::snapshot::Object::name(cm).starts_with("istio"))
+            .collect();
+        for cm in &items {
+            if crate::kube::snapshot::Object::name(cm) != "istio" {
+                continue;
+            }
+            let data = cm.data.as_ref();
+            if let Some(mesh) = data.and_then(|d| d.get("mesh"))
+                && let Ok(docs) = crate::formats::yaml::parse_stream(mesh)
+            {
+                snapshot.mesh_config = docs.into_iter().next().map(|d| d.value);
+            }
+            // A meshNetworks value that is not MeshNetworks cannot be checked: said, and the
+            // mesh networks analyzer is skipped (a file with it is exit 65).
+            if let Some(problem) = data
+                .and_then(|d| d.get("meshNetworks"))
+                .and_then(|text| crate::istio::mesh_networks::problem_in_text(text))
+            {
+                snapshot.unavailable.insert(
+                    Kind::MeshNetworks,
+                    format!(
+                        "the meshNetworks key of ConfigMap {}/istio is not MeshNetworks: {problem}",
+                        crate::kube::snapshot::Object::namespace(cm).unwrap_or_default()
+                    ),
+                );
+            }
+        }
+        snapshot.config_maps = located(items, &name, multi);
+    });
+    take!(pdbs, Kind::PodDisruptionBudgets, |items| snapshot
+        .pod_disruption_budgets =
+        located(items, &name, multi));
+    take!(slices, Kind::EndpointSlices, |items| snapshot
+        .endpoint_slices =
+        located(items, &name, multi));
+    take!(events, Kind::Events, |items| snapshot.events =
+        located(items, &name, multi));
+    take!(policies, Kind::NetworkPolicies, |items| snapshot
+        .network_policies =
+        located(items, &name, multi));
+    // A core list that failed ends the read here: the Istio reads after it would only wait
+    // on the same server (and past the deadline), and the answer is an error either way.
+    if late.is_none() && unreachable.is_none() && failed.is_none() {
+        let istio = config::list(c, multi).await;
+        snapshot.config = istio.objects;
+        snapshot.proxy_configs = istio.proxy_configs;
+        if istio.istio_absent {
+            snapshot.istio_absent.push(cluster.name.clone());
+        }
+        snapshot.unavailable.extend(istio.unavailable);
+        if let Some(reason) = istio.unreachable {
+            unreachable.get_or_insert(reason);
+        }
+        if let Some(reason) = istio.failed {
+            failed.get_or_insert(reason);
+        }
+        if let Some(kind) = istio.late {
+            late.get_or_insert(kind);
+        }
+        config::beyond_scope(c, ns, &mut snapshot).await;
+        config::gateway_secrets(c, &mut snapshot).await;
+        config::nodes(c, &mut snapshot).await;
+        mesh::remote_secrets(c, &mut snapshot).await;
+        admission::read(c, multi, &mut snapshot).await;
+    }
+
+    if let Some(kind) = late {
+        return Err(cluster.error(ListError::Deadline(String::new()), "list", kind, ns));
+    }
+    if let Some(reason) = unreachable {
+        return Err(cluster.unreachable(reason));
+    }
+    if let Some(reason) = failed {
+        return Err(Error::Cluster(format!(
+            "the Kubernetes API server {} ({}) failed a read, so the analysis would be incomplete: {reason}",
+            cluster.server, cluster.name
+        )));
+    }
+    if !read_any {
+        let reasons: Vec<String> = snapshot
+            .unavailable
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        return Err(Error::Cluster(format!(
+            "nothing could be read from {} ({}): {}",
+            cluster.name,
+            cluster.server,
+            reasons.join("; ")
+        )));
+    }
+    // What could not be listed is said once, by the caller (`warning: cannot list ...`).
+    Ok(snapshot)
+}
+
+/// The snapshot `analyze` reads: every `--context` (or the current one), in the chosen scope,
+/// and the namespace of that scope in the first cluster (`None` with `-A`).
+pub async fn snapshot_for_analyze(
+    global: &Connection,
+    all_namespaces: bool,
+) -> Result<(Snapshot, Option<String>)> {
+    let contexts: Vec<Option<&str>> = if global.context.is_empty() {
+        vec![None]
+    } else {
+        global.context.iter().map(|c| Some(c.as_str())).collect()
+    };
+    let multi = contexts.len() > 1;
+    let mut merged = Snapshot::default();
+    let mut first_namespace = None;
+    for context in contexts {
+        let cluster = connect(global, context).await?;
+        let namespace = (!all_namespaces).then(|| scope_namespace(global, Some(&cluster)));
+        if first_namespace.is_none() {
+            first_namespace.clone_from(&namespace);
+        }
+        tracing::info!(
+            cluster = %cluster.name,
+            server = %cluster.server,
+            namespace = %namespace.as_deref().unwrap_or("(all)"),
+            "reading cluster"
+        );
+        let snapshot = snapshot(&cluster, namespace.as_deref(), multi).await?;
+        for (kind, reason) in &snapshot.unavailable {
+            eprintln!("warning: cannot list {kind} in {}: {reason}", cluster.name);
+        }
+        merged.extend(snapshot);
+    }
+    Ok((merged, first_namespace))
+}
+
+fn workload(
+    kind: WorkloadKind,
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    replicas: Option<i32>,
+    selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    template: k8s_openapi::api::core::v1::PodTemplateSpec,
+) -> Workload {
+    let owner = metadata
+        .owner_references
+        .as_ref()
+        .and_then(|o| o.first())
+        .map(|o| format!("{} {}", o.kind, o.name));
+    Workload {
+        kind,
+        metadata,
+        replicas,
+        selector,
+        template,
+        owner,
+    }
+}
+
+pub fn from_deployment(d: Deployment) -> Workload {
+    let spec = d.spec.unwrap_or_default();
+    workload(
+        WorkloadKind::Deployment,
+        d.metadata,
+        spec.replicas,
+        Some(spec.selector),
+        spec.template,
+    )
+}
+
+fn from_statefulset(d: StatefulSet) -> Workload {
+    let spec = d.spec.unwrap_or_default();
+    workload(
+        WorkloadKind::StatefulSet,
+        d.metadata,
+        spec.replicas,
+        Some(spec.selector),
+        spec.template,
+    )
+}
+
+fn from_daemonset(d: DaemonSet) -> Workload {
+    let spec = d.spec.unwrap_or_default();
+    workload(
+        WorkloadKind::DaemonSet,
+        d.metadata,
+        None,
+        Some(spec.selector),
+        spec.template,
+    )
+}
+
+fn from_cronjob(d: CronJob) -> Workload {
+    let template = d
+        .spec
+        .and_then(|s| s.job_template.spec)
+        .map(|s| s.template)
+        .unwrap_or_default();
+    workload(WorkloadKind::CronJob, d.metadata, None, None, template)
+}
