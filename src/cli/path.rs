@@ -8,6 +8,7 @@ use super::flags::KubeArgs;
 use crate::commands::path::{Expect, PathFormat, Request, SourceRef};
 use crate::error::{Error, Result};
 use crate::istio::routing::HttpRequest;
+use crate::kube::kind::Kind;
 use crate::kube::snapshot::WorkloadKind;
 use crate::request::Global;
 
@@ -137,13 +138,14 @@ pub fn source_ref(text: &str) -> Result<SourceRef> {
         return check_name(text).map(|n| SourceRef::Pod(n.to_string()));
     };
     let name = check_name(name)?.to_string();
-    let kind = match kind {
-        "pod" | "pods" | "po" => return Ok(SourceRef::Pod(name)),
-        "deploy" | "deployment" | "deployments" => WorkloadKind::Deployment,
-        "sts" | "statefulset" | "statefulsets" => WorkloadKind::StatefulSet,
-        "ds" | "daemonset" | "daemonsets" => WorkloadKind::DaemonSet,
-        "rs" | "replicaset" | "replicasets" => WorkloadKind::ReplicaSet,
-        other => {
+    let kind = match (Kind::from_typed(kind), kind) {
+        (Some(Kind::Pods), _) => return Ok(SourceRef::Pod(name)),
+        (Some(Kind::Deployments), _) => WorkloadKind::Deployment,
+        (Some(Kind::StatefulSets), _) => WorkloadKind::StatefulSet,
+        (Some(Kind::DaemonSets), _) => WorkloadKind::DaemonSet,
+        // ReplicaSets are not a list mesh-doctor reads, so not a row of the kind table.
+        (None, "rs" | "replicaset" | "replicasets") => WorkloadKind::ReplicaSet,
+        (_, other) => {
             return Err(Error::Usage(format!(
                 "SOURCE {text}: {other} is not a pod or workload kind (pod/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME)"
             )));

@@ -1,6 +1,7 @@
 //! The kinds of object mesh-doctor reads, as one table: the name of each list (what a warning
-//! says could not be listed, and what an analyzer declares it reads), and for the kinds of a
-//! CRD group, the group, the versions read and the kind as a manifest spells it.
+//! says could not be listed, and what an analyzer declares it reads), the names a user types for
+//! it on a command line (`po`, `deploy`, `vs`: kubectl's resource names and short names), and for
+//! the kinds of a CRD group, the group, the versions read and the kind as a manifest spells it.
 //!
 //! Every name of a kind lives here once: the live readers insert into
 //! [`crate::kube::snapshot::Snapshot::unavailable`] by [`Kind`], the analyzers declare their
@@ -86,6 +87,17 @@ pub struct KindInfo {
     /// versions whose documents are read (the same schema in all), and the kind as a manifest
     /// spells it.
     pub crd: Option<(&'static str, &'static [&'static str], &'static str)>,
+    /// What a user types for this kind, as kubectl takes it (`kubectl get po`, `deploy/web`): the
+    /// resource's plural, singular and short names, lower case (for a CRD kind, its CRD's
+    /// `spec.names`; a test compares them). Empty for a read that is not a kind of its own.
+    pub typed: &'static [&'static str],
+}
+
+impl KindInfo {
+    /// The same row with the names a user types.
+    const fn typed(self, typed: &'static [&'static str]) -> KindInfo {
+        KindInfo { typed, ..self }
+    }
 }
 
 const NETWORKING_VERSIONS: &[&str] = &["v1", "v1beta1", "v1alpha3"];
@@ -99,6 +111,7 @@ const fn core(kind: Kind, list: &'static str) -> KindInfo {
         kind,
         list,
         crd: None,
+        typed: &[],
     }
 }
 
@@ -113,34 +126,56 @@ const fn crd(
         kind,
         list,
         crd: Some((group, versions, manifest_kind)),
+        typed: &[],
     }
 }
 
 /// The table, in [`Kind`]'s order (a test checks it).
 pub const KINDS: &[KindInfo] = &[
-    core(Kind::Namespaces, "namespaces"),
-    core(Kind::Pods, "pods"),
-    core(Kind::Services, "services"),
-    core(Kind::Deployments, "deployments"),
-    core(Kind::StatefulSets, "statefulsets"),
-    core(Kind::DaemonSets, "daemonsets"),
-    core(Kind::CronJobs, "cronjobs"),
-    core(Kind::ConfigMaps, "configmaps"),
-    core(Kind::Secrets, "secrets"),
-    core(Kind::Events, "events"),
-    core(Kind::EndpointSlices, "endpointslices"),
-    core(Kind::PodDisruptionBudgets, "poddisruptionbudgets"),
-    core(Kind::NetworkPolicies, "networkpolicies"),
-    core(Kind::Nodes, "nodes"),
+    core(Kind::Namespaces, "namespaces").typed(&["namespaces", "namespace", "ns"]),
+    core(Kind::Pods, "pods").typed(&["pods", "pod", "po"]),
+    core(Kind::Services, "services").typed(&["services", "service", "svc"]),
+    core(Kind::Deployments, "deployments").typed(&["deployments", "deployment", "deploy"]),
+    core(Kind::StatefulSets, "statefulsets").typed(&["statefulsets", "statefulset", "sts"]),
+    core(Kind::DaemonSets, "daemonsets").typed(&["daemonsets", "daemonset", "ds"]),
+    core(Kind::CronJobs, "cronjobs").typed(&["cronjobs", "cronjob", "cj"]),
+    core(Kind::ConfigMaps, "configmaps").typed(&["configmaps", "configmap", "cm"]),
+    core(Kind::Secrets, "secrets").typed(&["secrets", "secret"]),
+    core(Kind::Events, "events").typed(&["events", "event", "ev"]),
+    core(Kind::EndpointSlices, "endpointslices").typed(&["endpointslices", "endpointslice"]),
+    core(Kind::PodDisruptionBudgets, "poddisruptionbudgets").typed(&[
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "pdb",
+    ]),
+    core(Kind::NetworkPolicies, "networkpolicies").typed(&[
+        "networkpolicies",
+        "networkpolicy",
+        "netpol",
+    ]),
+    core(Kind::Nodes, "nodes").typed(&["nodes", "node", "no"]),
     core(
         Kind::MutatingWebhookConfigurations,
         "mutatingwebhookconfigurations",
-    ),
+    )
+    .typed(&[
+        "mutatingwebhookconfigurations",
+        "mutatingwebhookconfiguration",
+    ]),
     core(
         Kind::ValidatingWebhookConfigurations,
         "validatingwebhookconfigurations",
-    ),
-    core(Kind::CustomResourceDefinitions, "customresourcedefinitions"),
+    )
+    .typed(&[
+        "validatingwebhookconfigurations",
+        "validatingwebhookconfiguration",
+    ]),
+    core(Kind::CustomResourceDefinitions, "customresourcedefinitions").typed(&[
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        "crd",
+        "crds",
+    ]),
     core(Kind::PodsBeyondScope, "pods in other namespaces"),
     core(Kind::ServicesBeyondScope, "services in other namespaces"),
     core(Kind::NamespacesBeyondScope, "other namespaces"),
@@ -152,142 +187,162 @@ pub const KINDS: &[KindInfo] = &[
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "VirtualService",
-    ),
+    )
+    .typed(&["virtualservices", "virtualservice", "vs"]),
     crd(
         Kind::DestinationRules,
         "destinationrules",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "DestinationRule",
-    ),
+    )
+    .typed(&["destinationrules", "destinationrule", "dr"]),
     crd(
         Kind::Gateways,
         "gateways",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "Gateway",
-    ),
+    )
+    .typed(&["gateways", "gateway", "gw"]),
     crd(
         Kind::ServiceEntries,
         "serviceentries",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "ServiceEntry",
-    ),
+    )
+    .typed(&["serviceentries", "serviceentry", "se"]),
     crd(
         Kind::Sidecars,
         "sidecars",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "Sidecar",
-    ),
+    )
+    .typed(&["sidecars", "sidecar"]),
     crd(
         Kind::EnvoyFilters,
         "envoyfilters",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "EnvoyFilter",
-    ),
+    )
+    .typed(&["envoyfilters", "envoyfilter"]),
     crd(
         Kind::WorkloadEntries,
         "workloadentries",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "WorkloadEntry",
-    ),
+    )
+    .typed(&["workloadentries", "workloadentry", "we"]),
     crd(
         Kind::WorkloadGroups,
         "workloadgroups",
         NETWORKING_ISTIO,
         NETWORKING_VERSIONS,
         "WorkloadGroup",
-    ),
+    )
+    .typed(&["workloadgroups", "workloadgroup", "wg"]),
     // ProxyConfig is read apart (v1beta1 only, kept as JSON): no CRD entry here.
-    core(Kind::ProxyConfigs, "proxyconfigs"),
+    core(Kind::ProxyConfigs, "proxyconfigs").typed(&["proxyconfigs", "proxyconfig"]),
     crd(
         Kind::RequestAuthentications,
         "requestauthentications",
         SECURITY_ISTIO,
         SECURITY_VERSIONS,
         "RequestAuthentication",
-    ),
+    )
+    .typed(&["requestauthentications", "requestauthentication", "ra"]),
     crd(
         Kind::AuthorizationPolicies,
         "authorizationpolicies",
         SECURITY_ISTIO,
         SECURITY_VERSIONS,
         "AuthorizationPolicy",
-    ),
+    )
+    .typed(&["authorizationpolicies", "authorizationpolicy", "ap"]),
     crd(
         Kind::PeerAuthentications,
         "peerauthentications",
         SECURITY_ISTIO,
         SECURITY_VERSIONS,
         "PeerAuthentication",
-    ),
+    )
+    .typed(&["peerauthentications", "peerauthentication", "pa"]),
     crd(
         Kind::Telemetries,
         "telemetries",
         TELEMETRY_ISTIO,
         TELEMETRY_VERSIONS,
         "Telemetry",
-    ),
+    )
+    .typed(&["telemetries", "telemetry", "telemetry"]),
     crd(
         Kind::WasmPlugins,
         "wasmplugins",
         EXTENSIONS_ISTIO,
         EXTENSIONS_VERSIONS,
         "WasmPlugin",
-    ),
+    )
+    .typed(&["wasmplugins", "wasmplugin"]),
     crd(
         Kind::GatewayClasses,
         "gatewayclasses.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "GatewayClass",
-    ),
+    )
+    .typed(&["gatewayclasses", "gatewayclass", "gc"]),
     crd(
         Kind::KubernetesGateways,
         "gateways.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "Gateway",
-    ),
+    )
+    .typed(&["gateways", "gateway", "gtw"]),
     crd(
         Kind::HttpRoutes,
         "httproutes.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "HTTPRoute",
-    ),
+    )
+    .typed(&["httproutes", "httproute"]),
     crd(
         Kind::GrpcRoutes,
         "grpcroutes.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "GRPCRoute",
-    ),
+    )
+    .typed(&["grpcroutes", "grpcroute"]),
     crd(
         Kind::TcpRoutes,
         "tcproutes.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "TCPRoute",
-    ),
+    )
+    .typed(&["tcproutes", "tcproute"]),
     crd(
         Kind::TlsRoutes,
         "tlsroutes.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "TLSRoute",
-    ),
+    )
+    .typed(&["tlsroutes", "tlsroute"]),
     crd(
         Kind::ReferenceGrants,
         "referencegrants.gateway.networking.k8s.io",
         GATEWAY_API,
         GATEWAY_API_VERSIONS,
         "ReferenceGrant",
-    ),
+    )
+    .typed(&["referencegrants", "referencegrant", "refgrant"]),
 ];
 
 /// The kinds of the CRD groups that files hold and the API server validates against their
@@ -347,6 +402,26 @@ impl Kind {
         self.info().crd.map_or(&[], |(_, v, _)| v)
     }
 
+    /// The kind a user typed (`po`, `deploy`, `vs`, `virtualservices.networking.istio.io`), case
+    /// aside, among the kinds of the table; a name two kinds share (`gateway`) is the first
+    /// row's (Istio's Gateway), and `NAME.GROUP` picks the kind of that group.
+    pub fn from_typed(text: &str) -> Option<Kind> {
+        let text = text.to_ascii_lowercase();
+        let (name, group) = match text.split_once('.') {
+            Some((name, group)) => (name, Some(group)),
+            None => (text.as_str(), None),
+        };
+        KINDS
+            .iter()
+            .filter(|i| match (group, i.crd) {
+                (None, _) => true,
+                (Some(g), Some((own, _, _))) => g == own,
+                (Some(_), None) => false,
+            })
+            .find(|i| i.typed.contains(&name))
+            .map(|i| i.kind)
+    }
+
     /// The kind as a manifest spells it (`VirtualService`), for a kind of a CRD group.
     pub fn manifest_kind(self) -> Option<&'static str> {
         self.info().crd.map(|(_, _, k)| k)
@@ -395,5 +470,74 @@ mod tests {
         assert_eq!(Kind::of_manifest(NETWORKING_ISTIO, "ProxyConfig"), None);
         assert_eq!(Kind::of_group(SECURITY_ISTIO).count(), 3);
         assert_eq!(Kind::Pods.to_string(), "pods");
+    }
+
+    #[test]
+    fn typed_names_resolve_as_kubectl_resolves_them() {
+        for (typed, kind) in [
+            ("po", Kind::Pods),
+            ("Pods", Kind::Pods),
+            ("deploy", Kind::Deployments),
+            ("sts", Kind::StatefulSets),
+            ("vs", Kind::VirtualServices),
+            ("virtualservices.networking.istio.io", Kind::VirtualServices),
+            ("gw", Kind::Gateways),
+            ("gateway", Kind::Gateways),
+            (
+                "gateways.gateway.networking.k8s.io",
+                Kind::KubernetesGateways,
+            ),
+            ("gtw", Kind::KubernetesGateways),
+            ("pa", Kind::PeerAuthentications),
+        ] {
+            assert_eq!(Kind::from_typed(typed), Some(kind), "{typed}");
+        }
+        for unknown in [
+            "rs",
+            "pods.networking.istio.io",
+            "",
+            "remote secrets",
+            "meshNetworks",
+        ] {
+            assert_eq!(Kind::from_typed(unknown), None, "{unknown}");
+        }
+    }
+
+    /// The CRD kinds' typed names are their CRDs' `spec.names` (plural, singular, short names),
+    /// from the CRDs the test cluster installs (tests/fixtures/kinds/crd-names.json, with its
+    /// source).
+    #[test]
+    fn crd_kinds_are_typed_as_their_crds_name_them() {
+        let names: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/kinds/crd-names.json"))
+                .unwrap();
+        let spec_names = |key: &str| -> Vec<&str> {
+            let crd = &names["names"][key];
+            let mut all = vec![
+                crd["plural"].as_str().unwrap(),
+                crd["singular"].as_str().unwrap(),
+            ];
+            all.extend(
+                crd["shortNames"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap()),
+            );
+            all
+        };
+        for info in KINDS {
+            if let Some((group, _, kind)) = info.crd {
+                assert_eq!(
+                    info.typed,
+                    spec_names(&format!("{group}/{kind}")),
+                    "{group}/{kind}"
+                );
+            }
+        }
+        assert_eq!(
+            Kind::ProxyConfigs.info().typed,
+            spec_names("networking.istio.io/ProxyConfig")
+        );
     }
 }

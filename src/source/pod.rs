@@ -157,12 +157,12 @@ fn proxy_only(
     )
 }
 
-/// `NAME`, `pod/NAME` or `pods/NAME`.
+/// `NAME`, or `TYPE/NAME` with any name kubectl takes for pods (`pod/`, `pods/`, `po/`).
 pub fn pod_name(text: &str) -> Result<&str> {
-    let name = text
-        .strip_prefix("pod/")
-        .or_else(|| text.strip_prefix("pods/"))
-        .unwrap_or(text);
+    let name = match text.split_once('/') {
+        Some((typed, name)) if Kind::from_typed(typed) == Some(Kind::Pods) => name,
+        _ => text,
+    };
     if name.is_empty() || name.contains('/') {
         return Err(Error::InvalidValue {
             what: "pod name",
@@ -206,6 +206,7 @@ mod tests {
         assert_eq!(pod_name("web-1").unwrap(), "web-1");
         assert_eq!(pod_name("pod/web-1").unwrap(), "web-1");
         assert_eq!(pod_name("pods/web-1").unwrap(), "web-1");
+        assert_eq!(pod_name("po/web-1").unwrap(), "web-1");
         assert!(pod_name("deploy/web").is_err());
         assert!(pod_name("pod/").is_err());
     }
