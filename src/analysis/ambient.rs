@@ -198,7 +198,7 @@ fn waypoint_users(
                       live: bool,
                       for_service: Option<bool>| {
         if !ambient {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::MD0114,
                 Some(resource),
                 &[
@@ -213,7 +213,7 @@ fn waypoint_users(
             return;
         }
         if let Some(problem) = judge(input, &w, live && reads.pods, for_service) {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::MD0113,
                 Some(resource),
                 &[
@@ -380,7 +380,7 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
                 let Some(why) = service_without_waypoint(input, reads, target_ns, &r.name) else {
                     continue;
                 };
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::MD0404,
                     Some(ResourceRef::of(ap.resource)),
                     &[
@@ -414,7 +414,7 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
             continue;
         }
         let shown = crate::formats::text::join_names(&selected);
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             messages::MD0403,
             Some(ResourceRef::of(ap.resource)),
             &[name.into(), shown.into(), gap.into()],
@@ -433,7 +433,7 @@ fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             namespace_labels(snapshot, ns),
             p.object.metadata.labels.as_ref(),
         ) {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::MD0112,
                 Some(ResourceRef::of(p)),
                 &[format!("{ns}/{}", p.object.name()).into(), by.into()],

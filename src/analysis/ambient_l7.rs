@@ -115,7 +115,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         if selected.is_empty() {
             continue;
         }
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             messages::MD0412,
             Some(ResourceRef::of(a.resource)),
             &[
@@ -148,7 +148,7 @@ fn without_waypoint(
     why: &str,
     lost: &str,
 ) -> Finding {
-    Finding::new(
+    Finding::new_unchecked(
         messages::MD0413,
         Some(ResourceRef::of(resource)),
         &[

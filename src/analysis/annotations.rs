@@ -114,7 +114,7 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             let Some(def) = annotations::lookup(name) else {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0108,
                     Some(at(&object, name)),
                     &[name.into()],
@@ -133,7 +133,7 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     } else {
                         ""
                     };
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0135,
                         Some(at(&object, name)),
                         &[name.into(), extra.into()],
@@ -144,7 +144,7 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             if !def.resources.contains(&object.kind) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0107,
                     Some(at(&object, name)),
                     &[name.into(), def.resources.join(", ").into()],
@@ -152,7 +152,7 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             if let Some(Err(problem)) = validate(name, value) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0125,
                     Some(at(&object, name)),
                     &[name.into(), problem.into()],
@@ -178,7 +178,7 @@ pub fn alpha(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             {
                 continue;
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0136,
                 Some(at(&object, name)),
                 &[name.into()],

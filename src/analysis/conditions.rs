@@ -32,7 +32,7 @@ fn reported(group: &str, kind: &str) -> &'static [&'static str] {
 }
 
 fn finding(resource: ResourceRef, c: &Condition) -> Finding {
-    Finding::new(
+    Finding::new_unchecked(
         messages::IST0171,
         Some(resource),
         &[(&c.type_).into(), (&c.reason).into(), (&c.message).into()],
@@ -49,7 +49,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             .and_then(|s| s.conditions.as_ref());
         for c in found.into_iter().flatten() {
             if WAYPOINT.contains(&c.type_.as_str()) && c.status == "False" {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0171,
                     Some(ResourceRef::of(svc)),
                     &[(&c.type_).into(), (&c.reason).into(), (&c.message).into()],

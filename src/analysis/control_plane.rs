@@ -354,7 +354,7 @@ pub fn availability(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         let revision = istiod::revision_of(d.metadata.labels.as_ref());
         let configs: Vec<String> = risk.configs.into_iter().collect();
         let namespaces: Vec<String> = risk.namespaces.into_iter().collect();
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             MD0201,
             Some(ResourceRef::of(risk.deployment).at_field(risk.deployment, "spec.replicas")),
             &[
@@ -475,7 +475,7 @@ pub fn endpoints(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             .copied()
             .expect("a target has a configuration");
         let configs: Vec<String> = target.configs.keys().cloned().collect();
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             MD0202,
             Some(ResourceRef::of(first)),
             &[
@@ -685,7 +685,7 @@ pub fn failed_creates(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             line: s.event.origin.line,
             cluster: s.event.origin.cluster.clone(),
         };
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             MD0203,
             Some(resource),
             &[

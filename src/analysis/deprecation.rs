@@ -35,7 +35,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     for crd in &input.snapshot.crds {
         let name = crd.object.metadata.name.as_deref().unwrap_or("");
         if let Some((_, group, kind)) = REMOVED_CRDS.iter().find(|(n, ..)| *n == name) {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 IST0002,
                 Some(ResourceRef::of(crd)),
                 &detail(format!("Custom resource type {group} {kind} is removed")),
@@ -55,7 +55,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 .and_then(Value::as_f64)
                 .unwrap_or(0.0);
             if percent > 0.0 {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     IST0002,
                     Some(ResourceRef::of(vs.resource)),
                     &detail(
@@ -72,7 +72,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             .pointer("/outboundTrafficPolicy/egressProxy")
             .is_some_and(|v| !v.is_null())
         {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 IST0002,
                 Some(ResourceRef::of(sc.resource)),
                 &detail("OutboundTrafficPolicy.EgressProxy ignored".into()),

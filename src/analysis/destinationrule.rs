@@ -30,7 +30,7 @@ pub fn ca_certificates(input: &Input, out: &mut Vec<Finding>) {
         if let Some(tls) = &policy.tls
             && unverified(tls)
         {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0128,
                 Some(
                     ResourceRef::of(dr.resource)
@@ -53,7 +53,7 @@ pub fn ca_certificates(input: &Input, out: &mut Vec<Finding>) {
                     .as_ref()
                     .map(|p| format!("number:{}", p.number))
                     .unwrap_or_else(|| "<nil>".to_string());
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0129,
                     Some(ResourceRef::of(dr.resource).at_field(
                         dr.resource,
@@ -121,7 +121,7 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
     for dr in &input.config.destination_rules {
         let Some(target) = hosts.destination(dr.namespace(), &dr.spec.export_to, &dr.spec.host)
         else {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0174,
                 Some(ResourceRef::of(dr.resource)),
                 &[Arg::from(&dr.spec.host)],
@@ -132,7 +132,7 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
             let mut selector = target.workload_selector.cloned().unwrap_or_default();
             selector.extend(subset.labels.clone());
             if !index.any_match(&selector) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0173,
                     Some(ResourceRef::of(dr.resource)),
                     &[Arg::from(&subset.name)],

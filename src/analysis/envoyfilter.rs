@@ -32,7 +32,7 @@ fn report(
     kind: &'static MessageType,
     out: &mut Vec<Finding>,
 ) {
-    out.push(Finding::new(
+    out.push(Finding::new_unchecked(
         kind,
         Some(ResourceRef::of(ef.resource).at_field(
             ef.resource,

@@ -146,12 +146,12 @@ fn report<T: Object>(
 ) {
     let at = Some(ResourceRef::of(resource));
     match lint(config) {
-        Some(Problem::Invalid { url, reason }) => out.push(Finding::new(
+        Some(Problem::Invalid { url, reason }) => out.push(Finding::new_unchecked(
             messages::IST0163,
             at,
             &[Arg::from(url), hook.into(), reason.into()],
         )),
-        Some(Problem::IpAddress { url }) => out.push(Finding::new(
+        Some(Problem::IpAddress { url }) => out.push(Finding::new_unchecked(
             messages::IST0164,
             at,
             &[Arg::from(url), hook.into()],

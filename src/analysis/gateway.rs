@@ -47,7 +47,7 @@ fn at_selector(gw: &Typed<Gateway>, selector: &Labels) -> Option<ResourceRef> {
 }
 
 fn selector_not_found(gw: &Typed<Gateway>, selector: &Labels) -> Finding {
-    Finding::new(
+    Finding::new_unchecked(
         messages::IST0101,
         at_selector(gw, selector),
         &["selector".into(), selector_string(selector).into()],
@@ -112,7 +112,7 @@ pub fn ingress_gateway_ports(input: &Input, out: &mut Vec<Finding>) {
         for server in &gw.spec.servers {
             let Some(port) = &server.port else { continue };
             if !service_ports.contains(&port.number) && !mapping.contains_key(&port.number) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0162,
                     at_selector(gw, selector),
                     &[
@@ -188,13 +188,13 @@ pub fn secrets(input: &Input, out: &mut Vec<Finding>) {
             }
             let path = format!("spec.servers[{i}].tls.credentialName");
             match credential_secret(input, gw_ns, &tls.credential_name) {
-                None => out.push(Finding::new(
+                None => out.push(Finding::new_unchecked(
                     messages::IST0101,
                     Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
                     &["credentialName".into(), Arg::from(&tls.credential_name)],
                 )),
                 Some(s) if credential_refused(&s.object, input.snapshot.read_at) => {
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0161,
                         Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
                         &[gw.name().into(), gw_ns.into()],
@@ -266,7 +266,7 @@ pub fn conflicting_gateways(input: &Input, out: &mut Vec<Finding>) {
             }
             if !conflicts.is_empty() {
                 conflicts.sort();
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0145,
                     Some(ResourceRef::of(gw.resource)),
                     &[
@@ -338,7 +338,7 @@ pub fn certificates(input: &Input, out: &mut Vec<Finding>) {
             for a in gw.spec.servers.iter().filter_map(|s| s.tls.as_ref()) {
                 for b in other.spec.servers.iter().filter_map(|s| s.tls.as_ref()) {
                     if same_certificate(a, b) {
-                        out.push(Finding::new(
+                        out.push(Finding::new_unchecked(
                             messages::IST0138,
                             Some(
                                 ResourceRef::of(gw.resource).at_field(gw.resource, "metadata.name"),

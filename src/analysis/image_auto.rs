@@ -32,7 +32,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         .collect();
     for pod in &snapshot.pods {
         if has_auto_image(pod.object.spec.as_ref()) {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 IST0147,
                 Some(ResourceRef::of(pod)),
                 &["Pod".into(), pod.object.name().into()],
@@ -67,7 +67,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             ) && selector::matches(wh.object_selector.as_ref(), pod_labels)
         });
         if !matched {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 IST0146,
                 Some(ResourceRef::of(workload)),
                 &[w.kind.as_str().into(), w.name().into()],

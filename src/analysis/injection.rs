@@ -68,7 +68,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             }
         }
         if istio_labels.len() > 1 {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 IST0123,
                 Some(ResourceRef::of(ns)),
                 &[istio_labels.into()],
@@ -84,9 +84,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         if injection.is_none_or(String::is_empty) && revision.is_none() {
             let resource = ResourceRef::of(ns).at_field(ns, "metadata.name");
             if enabled_by_default(snapshot, "default") {
-                out.push(Finding::new(IST0148, Some(resource), &[]));
+                out.push(Finding::new_unchecked(IST0148, Some(resource), &[]));
             } else {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     IST0102,
                     Some(resource),
                     &[name.into(), name.into()],
@@ -115,7 +115,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         let full_name = format!("{namespace}/{}", pod.object.name());
         match injection::decide(&facts, &snapshot.webhooks) {
             Decision::Injected { .. } => {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     IST0103,
                     Some(ResourceRef::of(pod)),
                     &[full_name.into()],
@@ -123,11 +123,13 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             }
             Decision::NotInjected(Skip::NoWebhookMatches { .. })
                 if unserved(pod.origin.cluster.as_deref(), facts) => {}
-            Decision::NotInjected(Skip::NoWebhookMatches { asked_by }) => out.push(Finding::new(
-                MD0103,
-                Some(ResourceRef::of(pod)),
-                &["Pod".into(), full_name.into(), asked_by.into()],
-            )),
+            Decision::NotInjected(Skip::NoWebhookMatches { asked_by }) => {
+                out.push(Finding::new_unchecked(
+                    MD0103,
+                    Some(ResourceRef::of(pod)),
+                    &["Pod".into(), full_name.into(), asked_by.into()],
+                ))
+            }
             Decision::NotInjected(_) | Decision::Unknown => {}
         }
     }
@@ -159,7 +161,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             injection::decide(&facts, &snapshot.webhooks)
             && !unserved(workload.origin.cluster.as_deref(), facts)
         {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 MD0103,
                 Some(ResourceRef::of(workload)),
                 &[

@@ -12,7 +12,7 @@ const FIX: &str = "Check the kubeconfig context (--context); to install Istio, r
 /// One finding per cluster without Istio's CRDs.
 pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for cluster in &snapshot.istio_absent {
-        let mut finding = Finding::new(
+        let mut finding = Finding::new_unchecked(
             messages::MD0206,
             None,
             &[

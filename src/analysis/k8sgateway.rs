@@ -53,7 +53,7 @@ pub fn selectors(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         let namespace = object.namespace().unwrap_or("");
         for pod in gateway_pods.iter().filter(|p| p.namespace == namespace) {
             if labels_match(&match_labels, pod.labels) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0166,
                     Some(ResourceRef::of(resource)),
                     &[Arg::from(&pod.labels[GATEWAY_NAME_LABEL])],
@@ -183,7 +183,7 @@ pub fn crd_versions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             continue;
         };
         if installed.core() < minimum.core() {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0176,
                 Some(ResourceRef::of(crd)),
                 &[

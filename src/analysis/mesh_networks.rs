@@ -95,7 +95,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     line,
                     cluster: source.cluster.clone(),
                 };
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     IST0126,
                     Some(reference),
                     &[registry.into(), network.as_str().into()],

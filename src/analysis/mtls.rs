@@ -102,7 +102,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 };
                 if let Some(args) = finding {
                     reported.insert(key);
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         args.0,
                         Some(ResourceRef::of(rule.resource)),
                         &args.1,

@@ -175,7 +175,7 @@ pub fn collisions(evidence: &[Evidence], groups: &BTreeMap<Arc<str>, Arc<str>>) 
             items.sort_by(|a, b| a.source.cmp(&b.source));
             let mut resource = items[0].resource.clone();
             resource.cluster = Some(items[0].cluster.clone());
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 MD0205,
                 Some(resource),
                 &[

@@ -70,7 +70,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
         inconsistent.insert(first_cluster.to_string());
         let reasons: Vec<&str> = reasons.into_iter().collect();
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             IST0170,
             Some(ResourceRef::of(first)),
             &[

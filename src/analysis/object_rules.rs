@@ -17,7 +17,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             if line.is_some() {
                 resource.line = *line;
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::MD0003,
                 Some(resource),
                 &[Arg::from(violation.message.as_str())],
@@ -39,7 +39,7 @@ pub fn crd_schemas(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             if let Some(line) = line_of(resource.origin.lines.as_ref(), &error.path) {
                 reference.line = Some(line);
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::MD0003,
                 Some(reference),
                 &[Arg::from(error.message.as_str())],

@@ -90,7 +90,7 @@ pub fn port_levels(input: &Input, out: &mut Vec<Finding>) {
                 backend.labels,
                 port.unwrap_or(0),
             );
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::MD0405,
                 Some(ResourceRef::of(pa.resource)),
                 &[
@@ -212,7 +212,7 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                 1 => format!("port {}", known[0]),
                 _ => format!("ports {}", known.join(", ")),
             };
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 if deny {
                     messages::MD0407
                 } else {
@@ -309,12 +309,12 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     for (_, (policy, backends, routed)) in found {
         let name = format!("{}/{}", policy.namespace(), policy.name());
         let finding = match routed {
-            Some((route, service, backend)) => Finding::new(
+            Some((route, service, backend)) => Finding::new_unchecked(
                 messages::MD0409,
                 Some(ResourceRef::of(policy.resource)),
                 &[name.into(), backend.into(), route.into(), service.into()],
             ),
-            None => Finding::new(
+            None => Finding::new_unchecked(
                 messages::MD0408,
                 Some(ResourceRef::of(policy.resource)),
                 &[name.into(), backends_text(&backends).into()],

@@ -170,7 +170,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
         if !mismatched.is_empty() {
             mismatched.sort();
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 IST0158,
                 Some(ResourceRef::of(ns)),
                 &[mismatched.into()],

@@ -151,7 +151,7 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     ask.revision
                 ),
             };
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 MD0204,
                 Some(at_label(
                     ResourceRef::of(ns),
@@ -214,7 +214,7 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             {
                 continue;
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 MD0204,
                 Some(at_label(
                     ResourceRef::of(w),
@@ -262,7 +262,7 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             {
                 continue;
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 MD0204,
                 Some(at_label(
                     ResourceRef::of(p),

@@ -27,7 +27,7 @@ fn reference(resource: &Located<ConfigObject>) -> Option<ResourceRef> {
 /// Config resources whose spec does not fit the schema (IST0106 with the reason).
 pub fn invalid(input: &Input, out: &mut Vec<Finding>) {
     for (resource, reason) in &input.config.invalid {
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             messages::IST0106,
             reference(resource),
             &[Arg::from(reason)],
@@ -142,7 +142,7 @@ fn raw_matches<'v>(spec: &'v Value, kind: &str, i: usize) -> Vec<&'v Value> {
 fn unreachable_rules(vs: &Typed<VirtualService>, out: &mut Vec<Finding>) {
     let spec = &vs.resource.object.spec;
     let mut unused = |rule: String, reason: &str| {
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             messages::IST0130,
             reference(vs.resource),
             &[rule.into(), reason.into()],
@@ -212,7 +212,7 @@ fn unreachable_rules(vs: &Typed<VirtualService>, out: &mut Vec<Finding>) {
         }
     }
     for (rule, matched, dup) in ineffective {
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             messages::IST0131,
             reference(vs.resource),
             &[rule.into(), matched.into(), dup.into()],
@@ -411,7 +411,7 @@ pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
             }
         }
         for e in errors {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0106,
                 reference(dr.resource),
                 &[e.into()],
@@ -427,7 +427,7 @@ const ENVOY_FILTER_WARNING: &str = "EnvoyFilter exposes internal implementation 
 /// filters given by name without `typed_config` (IST0133).
 pub fn envoy_filters(input: &Input, out: &mut Vec<Finding>) {
     for ef in &input.config.envoy_filters {
-        out.push(Finding::new(
+        out.push(Finding::new_unchecked(
             messages::IST0133,
             reference(ef.resource),
             &[ENVOY_FILTER_WARNING.into()],
@@ -453,7 +453,7 @@ pub fn envoy_filters(input: &Input, out: &mut Vec<Finding>) {
             .any(|k| value.contains_key(*k));
             if !typed {
                 let name = value.get("name").and_then(Value::as_str).unwrap_or("");
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0133,
                     reference(ef.resource),
                     &[

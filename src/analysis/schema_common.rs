@@ -38,14 +38,14 @@ impl Validation {
     /// The findings: IST0106 per error, IST0133 per warning.
     pub fn report(self, resource: &ResourceRef, out: &mut Vec<Finding>) {
         for e in self.errors {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0106,
                 Some(resource.clone()),
                 &[e.into()],
             ));
         }
         for w in self.warnings {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0133,
                 Some(resource.clone()),
                 &[w.into()],

@@ -32,14 +32,14 @@ impl Validation {
     }
     pub(super) fn report(self, resource: &Located<ConfigObject>, out: &mut Vec<Finding>) {
         for e in self.errors {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0106,
                 Some(ResourceRef::of(resource)),
                 &[e.into()],
             ));
         }
         for w in self.warnings {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0133,
                 Some(ResourceRef::of(resource)),
                 &[w.into()],

@@ -142,7 +142,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             if by_protocol.len() > 1 {
                 let mut names: Vec<String> = by_protocol.values().flatten().cloned().collect();
                 names.sort();
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     IST0116,
                     Some(reference()),
                     &[workload.name().into(), (*port).into(), names.into()],
@@ -154,7 +154,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 let mut names: Vec<String> = by_port.values().cloned().collect();
                 names.sort();
                 let ports: Vec<String> = by_port.keys().map(i32::to_string).collect();
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     IST0137,
                     Some(reference()),
                     &[

@@ -39,7 +39,7 @@ pub fn protocol_addresses(input: &Input, out: &mut Vec<Finding>) {
         }
         for (i, port) in se.spec.ports.iter().enumerate() {
             if port.protocol.is_empty() || port.protocol.eq_ignore_ascii_case("TCP") {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0134,
                     Some(
                         ResourceRef::of(se.resource)
@@ -112,7 +112,7 @@ pub fn conflicting_protocols(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             let se = &entries[*n];
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0177,
                 Some(ResourceRef::of(se.resource).at_field(se.resource, "metadata.name")),
                 &[

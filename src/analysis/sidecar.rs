@@ -79,7 +79,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
             });
             let mut reference = ResourceRef::of(sc.resource);
             reference.line = line.or(reference.line);
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0101,
                 Some(reference),
                 &["selector".into(), selector_string(selector).into()],
@@ -97,7 +97,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 let key = (sc.namespace(), sc.name());
                 if !reported.contains(&key) {
                     reported.push(key);
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0167,
                         Some(ResourceRef::of(sc.resource)),
                         &["selected workload is in ambient mode, the policy has no impact".into()],
@@ -105,7 +105,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 }
                 continue;
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0110,
                 Some(ResourceRef::of(sc.resource).at_field(sc.resource, "metadata.name")),
                 &[Arg::List(all.clone()), (*ns).into(), (*pod).into()],
@@ -125,7 +125,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 let key = (sc.namespace(), sc.name());
                 if !reported.contains(&key) {
                     reported.push(key);
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0167,
                         Some(ResourceRef::of(sc.resource)),
                         &["namespace is in ambient mode, the policy has no impact".into()],
@@ -137,7 +137,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
         if list.len() > 1 {
             let all = names(list);
             for sc in list {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0111,
                     Some(ResourceRef::of(sc.resource)),
                     &[Arg::List(all.clone()), (*ns).into()],

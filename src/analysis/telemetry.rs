@@ -40,7 +40,7 @@ pub fn providers(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             if logging.providers.is_empty() {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0157,
                     Some(ResourceRef::of(t.resource)),
                     &[t.name().into(), t.namespace().into()],
@@ -76,7 +76,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
         if !found {
             let first = selector.keys().next().map(String::as_str).unwrap_or("");
             let path = format!("spec.selector.matchLabels.{first}");
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0101,
                 Some(ResourceRef::of(t.resource).at_field(t.resource, &path)),
                 &["selector".into(), selector_string(selector).into()],
@@ -89,7 +89,7 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
         }
         let all = names(list);
         for t in list {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0159,
                 Some(ResourceRef::of(t.resource).at_field(t.resource, "metadata.name")),
                 &[Arg::List(all.clone()), (*ns).into(), (*pod).into()],
@@ -113,7 +113,7 @@ pub fn default_selectors(input: &Input, out: &mut Vec<Finding>) {
         }
         let all = names(list);
         for t in list {
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0160,
                 Some(ResourceRef::of(t.resource)),
                 &[Arg::List(all.clone()), (*ns).into()],
@@ -143,7 +143,7 @@ pub fn lightstep(input: &Input, out: &mut Vec<Finding>) {
         for tracing in t.spec.tracing.iter().flatten() {
             for p in tracing.providers.iter().flatten() {
                 if lightstep.contains(&p.name.as_str()) {
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0002,
                         Some(ResourceRef::of(t.resource)),
                         &[format!(

@@ -155,7 +155,7 @@ pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
         ] {
             for d in list {
                 match hosts.destination(vs.namespace(), &vs.spec.export_to, &d.destination.host) {
-                    None => out.push(Finding::new(
+                    None => out.push(Finding::new_unchecked(
                         messages::IST0101,
                         at(vs, &d.path()),
                         &[label.into(), Arg::from(&d.destination.host)],
@@ -175,7 +175,7 @@ pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
                     continue;
                 }
                 for other in with_subsets.get(d.host.as_str()).into_iter().flatten() {
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0140,
                         at(
                             vs,
@@ -199,7 +199,7 @@ fn check_ports(
         None => {
             if target.ports.len() > 1 {
                 let numbers: Vec<String> = target.ports.iter().map(|p| p.0.to_string()).collect();
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0112,
                     at(vs, &d.path()),
                     &[Arg::from(&d.destination.host), Arg::List(numbers)],
@@ -208,7 +208,7 @@ fn check_ports(
         }
         Some(port) => {
             if !target.ports.iter().any(|p| p.0 == port.number) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0101,
                     at(vs, &d.path()),
                     &[
@@ -248,7 +248,7 @@ pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
                 }
                 let (ns, name) = host::resource_name(vs.namespace(), &d.destination.host);
                 if !subsets.contains(&(ns, name, subset)) {
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0101,
                         at(vs, &d.path()),
                         &[
@@ -309,7 +309,7 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
             let path = format!("spec.gateways[{i}]");
             let local = gw_name.split_once('/').map_or(gw_name.as_str(), |(_, n)| n);
             if local.contains(INTERNAL_GATEWAY_MARK) {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0165,
                     at(vs, &path),
                     &[Arg::from(&own), Arg::from(gw_name)],
@@ -323,7 +323,7 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
                 .get(&(ns.as_str(), name.as_str()))
                 .or_else(|| k8s_hosts.get(&(ns.as_str(), name.as_str())));
             if found.is_none() {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0101,
                     at(vs, &path),
                     &["gateway".into(), Arg::from(gw_name)],
@@ -334,7 +334,7 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
                 .iter()
                 .any(|gh| vs.spec.hosts.iter().any(|h| host::matches(gh, h)));
             if !in_gateway {
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0132,
                     at(vs, &path),
                     &[
@@ -411,7 +411,7 @@ pub fn conflicting_mesh_gateway_hosts(input: &Input, out: &mut Vec<Finding>) {
             if !reported.insert((vs.namespace(), vs.name())) {
                 continue;
             }
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0109,
                 at(vs, "metadata.name"),
                 &[Arg::from(&names), format!("{scope}/{fqdn}").into()],
@@ -471,7 +471,7 @@ pub fn jwt_claim_route(input: &Input, out: &mut Vec<Finding>) {
                     .flatten()
                     .any(|sel| labels_match(sel, &labels));
                 if !covered {
-                    out.push(Finding::new(
+                    out.push(Finding::new_unchecked(
                         messages::IST0149,
                         Some(ResourceRef::of(vs.resource)),
                         &[

@@ -141,7 +141,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     .map(|o| o.as_str())
                     .collect();
                 let (wh, _) = hooks[*name];
-                out.push(Finding::new(
+                out.push(Finding::new_unchecked(
                     messages::IST0139,
                     Some(ResourceRef::of(wh)),
                     &[format!(
@@ -166,7 +166,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             } else {
                 format!("{}/{}", svc.namespace, svc.name)
             };
-            out.push(Finding::new(
+            out.push(Finding::new_unchecked(
                 messages::IST0139,
                 Some(ResourceRef::of(*wh)),
                 &[format!(

@@ -363,7 +363,7 @@ impl<'a> Builder<'a> {
                 reasons.join("; ")
             ),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0111,
             Some(self.pod_ref()),
             &[self.full_name().into(), reasons.join("; ").into()],
@@ -376,7 +376,7 @@ impl<'a> Builder<'a> {
             "ambient",
             format!("asked for by the {asked_by}, but the pod has an istio-proxy sidecar"),
         ));
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0112,
             Some(self.pod_ref()),
             &[self.full_name().into(), asked_by.into()],

@@ -40,7 +40,7 @@ impl<'a> Builder<'a> {
                 "The sidecar never started: {detail}. The image reference, the registry or the pull credentials are wrong; the mesh itself is not involved."
             ),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0108,
             Some(self.pod_ref()),
             &[self.full_name().into(), detail.into()],
@@ -87,7 +87,7 @@ impl<'a> Builder<'a> {
                 "istio-proxy keeps being killed: {detail}. Its bootstrap is not the problem; the proxy needs more memory than it is given, usually because it receives configuration for the whole mesh."
             ),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0108,
             Some(self.pod_ref()),
             &[self.full_name().into(), detail.into()],

@@ -239,7 +239,7 @@ impl<'a> Builder<'a> {
             CheckStatus::Fail,
             format!("ADS cluster {ads} -> {wrong_text}, but {istiod}"),
         ));
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0109,
             Some(self.pod_ref()),
             &[

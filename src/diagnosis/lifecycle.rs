@@ -306,7 +306,7 @@ impl<'a> Builder<'a> {
                 names.join(", ")
             ),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0110,
             Some(self.pod_ref()),
             &[self.full_name().into(), names.join(", ").into()],

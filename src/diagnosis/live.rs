@@ -50,7 +50,7 @@ impl<'a> Builder<'a> {
                         "The proxy refused configuration istiod sent ({what}); it keeps running on the last configuration it accepted, so recent changes do not apply."
                     ),
                 );
-                self.findings.push(Finding::new(
+                self.findings.push(Finding::new_unchecked(
                     MD0104,
                     Some(self.pod_ref()),
                     &[self.full_name().into(), what.into()],
@@ -105,7 +105,7 @@ impl<'a> Builder<'a> {
                             "The proxy's {label} {what}: mTLS to other workloads fails once it expires, which usually means the proxy cannot reach the CA on istiod."
                         ),
                     );
-                    self.findings.push(Finding::new(
+                    self.findings.push(Finding::new_unchecked(
                         MD0105,
                         Some(self.pod_ref()),
                         &[self.full_name().into(), what.into()],
@@ -161,7 +161,7 @@ impl<'a> Builder<'a> {
                     unready.join(", ")
                 ),
             );
-            self.findings.push(Finding::new(
+            self.findings.push(Finding::new_unchecked(
                 MD0106,
                 Some(self.pod_ref()),
                 &[self.full_name().into(), unready.clone().into()],

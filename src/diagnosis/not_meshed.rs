@@ -60,7 +60,7 @@ impl<'a> Builder<'a> {
                         "The {asked_by} asks for a sidecar, but the cluster has no Istio injection webhook at all: istiod (its sidecar injector) is not installed, or its MutatingWebhookConfiguration was deleted. No pod gets a sidecar until it is back; restarting the pod would not help."
                     ),
                 );
-                self.findings.push(Finding::new(
+                self.findings.push(Finding::new_unchecked(
                     MD0103,
                     Some(self.pod_ref()),
                     &["Pod".into(), full.into(), asked_by.into()],
@@ -93,8 +93,11 @@ impl<'a> Builder<'a> {
                         "The pod has no sidecar, but a pod created now would get one ({asked_by}). It was created before the namespace was labelled (or before the webhook matched it): restart it."
                     ),
                 );
-                self.findings
-                    .push(Finding::new(IST0103, Some(self.pod_ref()), &[full.into()]));
+                self.findings.push(Finding::new_unchecked(
+                    IST0103,
+                    Some(self.pod_ref()),
+                    &[full.into()],
+                ));
                 self.next_steps.push(self.restart_step());
             }
             Decision::NotInjected(skip) => {
@@ -144,7 +147,7 @@ impl<'a> Builder<'a> {
                 self.set_verdict(VerdictKind::NotMeshed, title, summary);
                 match skip {
                     Skip::NotRequested => {
-                        self.findings.push(Finding::new(
+                        self.findings.push(Finding::new_unchecked(
                             IST0102,
                             Some(ResourceRef {
                                 kind: "Namespace".to_string(),
@@ -182,7 +185,7 @@ impl<'a> Builder<'a> {
                                 Some(fix),
                             ));
                         } else {
-                            self.findings.push(Finding::new(
+                            self.findings.push(Finding::new_unchecked(
                                 MD0103,
                                 Some(self.pod_ref()),
                                 &["Pod".into(), full.into(), asked_by.into()],

@@ -310,7 +310,7 @@ impl<'a> Builder<'a> {
             }
             _ => self.set_verdict(VerdictKind::BootstrapCrash, "bootstrap crash", summary),
         }
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0101,
             Some(self.pod_ref()),
             &[self.full_name().into(), reason.into()],
@@ -478,7 +478,7 @@ impl<'a> Builder<'a> {
             "proxy not started",
             format!("The sidecar has not started: {detail}."),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0107,
             Some(self.pod_ref()),
             &[self.full_name().into(), detail.clone().into()],
@@ -584,7 +584,7 @@ impl<'a> Builder<'a> {
             "proxy unreachable",
             format!("{detail}."),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0107,
             Some(self.pod_ref()),
             &[self.full_name().into(), reason.clone().into()],
@@ -741,7 +741,7 @@ impl<'a> Builder<'a> {
                 "The proxy runs but never got its configuration from istiod ({detail}), so the pod never becomes ready."
             ),
         );
-        self.findings.push(Finding::new(
+        self.findings.push(Finding::new_unchecked(
             MD0102,
             Some(self.pod_ref()),
             &[self.full_name().into(), detail.into()],

@@ -215,7 +215,7 @@ impl<'a> Builder<'a> {
                         );
                         self.checks
                             .push(check(WAYPOINT_CHECK, CheckStatus::Fail, &text));
-                        self.findings.push(Finding::new(
+                        self.findings.push(Finding::new_unchecked(
                             MD0113,
                             Some(self.pod_ref()),
                             &[
@@ -287,7 +287,7 @@ impl<'a> Builder<'a> {
                                 },
                             };
                             let target = format!("Service {}/{}", self.namespace, r.name);
-                            self.findings.push(Finding::new(
+                            self.findings.push(Finding::new_unchecked(
                                 MD0404,
                                 Some(self.pod_ref()),
                                 &[
@@ -312,7 +312,7 @@ impl<'a> Builder<'a> {
                     }
                     applied += 1;
                     if let Some(gap) = waypoint::ztunnel_gap(&spec) {
-                        self.findings.push(Finding::new(
+                        self.findings.push(Finding::new_unchecked(
                             MD0403,
                             Some(self.pod_ref()),
                             &[
@@ -512,7 +512,7 @@ impl<'a> Builder<'a> {
                             && selector.is_some_and(|s| selector::labels_match(&s, labels))
                         {
                             applied += 1;
-                            findings.push(Finding::new(
+                            findings.push(Finding::new_unchecked(
                                 crate::findings::messages::MD0412,
                                 Some(self.pod_ref()),
                                 &[
@@ -550,7 +550,7 @@ impl<'a> Builder<'a> {
                 applied += 1;
                 let Some(why) = without(&t) else { continue };
                 let service = format!("{}/{t}", self.namespace);
-                findings.push(Finding::new(
+                findings.push(Finding::new_unchecked(
                     crate::findings::messages::MD0413,
                     Some(self.pod_ref()),
                     &[

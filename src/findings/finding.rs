@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::findings::messages::{self, Arg, Level, MessageType};
+use crate::findings::messages::{self, Arg, Level, Message, MessageType};
 use crate::kube::snapshot::{Located, Object};
 
 /// The resource a finding is about, and where it was read from.
@@ -82,7 +82,19 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
+    /// A finding about a resource (`None`: about the whole analysis or cluster), from a message made
+    /// by its code's constructor: `Finding::new(IST0101::message(reftype, refval), resource)`.
+    pub fn new(message: Message, resource: Option<ResourceRef>) -> Self {
+        Finding {
+            message_type: message.message_type,
+            resource,
+            message: message.text,
+            cluster: None,
+        }
+    }
+
+    /// The former constructor, which checks no argument count; being replaced by [`Finding::new`].
+    pub fn new_unchecked(
         message_type: &'static MessageType,
         resource: Option<ResourceRef>,
         args: &[Arg],

@@ -75,7 +75,7 @@ pub fn pod_unserved_revision(
             format!("set {REVISION_LABEL}={target} in the pod template of the pod's workload"),
         )
     };
-    let finding = Finding::new(
+    let finding = Finding::new_unchecked(
         MD0204,
         Some(pod),
         &[

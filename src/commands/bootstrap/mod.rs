@@ -317,7 +317,7 @@ fn envoy_finding(verdict: &EnvoyVerdict, problems: &[Problem], shown: &Arc<str>)
     } else {
         String::new()
     };
-    Finding::new(
+    Finding::new_unchecked(
         messages::MD0309,
         Some(resource(shown, None)),
         &[reason.into(), note.into()],
