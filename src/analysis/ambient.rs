@@ -198,14 +198,13 @@ fn waypoint_users(
                       live: bool,
                       for_service: Option<bool>| {
         if !ambient {
-            out.push(Finding::new_unchecked(
-                messages::MD0114,
+            out.push(Finding::new(
+                messages::MD0114::message(
+                    who,
+                    format!("{USE_WAYPOINT_LABEL}={}", w.name),
+                    why_not.to_string(),
+                ),
                 Some(resource),
-                &[
-                    who.into(),
-                    format!("{USE_WAYPOINT_LABEL}={}", w.name).into(),
-                    why_not.to_string().into(),
-                ],
             ));
             return;
         }
@@ -213,15 +212,9 @@ fn waypoint_users(
             return;
         }
         if let Some(problem) = judge(input, &w, live && reads.pods, for_service) {
-            out.push(Finding::new_unchecked(
-                messages::MD0113,
+            out.push(Finding::new(
+                messages::MD0113::message(who, w.full_name(), w.by, problem),
                 Some(resource),
-                &[
-                    who.into(),
-                    w.full_name().into(),
-                    w.by.into(),
-                    problem.into(),
-                ],
             ));
         }
     };
@@ -380,14 +373,13 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
                 let Some(why) = service_without_waypoint(input, reads, target_ns, &r.name) else {
                     continue;
                 };
-                out.push(Finding::new_unchecked(
-                    messages::MD0404,
+                out.push(Finding::new(
+                    messages::MD0404::message(
+                        name.clone(),
+                        format!("Service {target_ns}/{}", r.name),
+                        why,
+                    ),
                     Some(ResourceRef::of(ap.resource)),
-                    &[
-                        name.clone().into(),
-                        format!("Service {target_ns}/{}", r.name).into(),
-                        why.into(),
-                    ],
                 ));
             }
             continue;
@@ -414,10 +406,9 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
             continue;
         }
         let shown = crate::formats::text::join_names(&selected);
-        out.push(Finding::new_unchecked(
-            messages::MD0403,
+        out.push(Finding::new(
+            messages::MD0403::message(name, shown, gap),
             Some(ResourceRef::of(ap.resource)),
-            &[name.into(), shown.into(), gap.into()],
         ));
     }
 }
@@ -433,10 +424,9 @@ fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             namespace_labels(snapshot, ns),
             p.object.metadata.labels.as_ref(),
         ) {
-            out.push(Finding::new_unchecked(
-                messages::MD0112,
+            out.push(Finding::new(
+                messages::MD0112::message(format!("{ns}/{}", p.object.name()), by),
                 Some(ResourceRef::of(p)),
-                &[format!("{ns}/{}", p.object.name()).into(), by.into()],
             ));
         }
     }

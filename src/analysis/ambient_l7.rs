@@ -115,15 +115,14 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         if selected.is_empty() {
             continue;
         }
-        out.push(Finding::new_unchecked(
-            messages::MD0412,
+        out.push(Finding::new(
+            messages::MD0412::message(
+                kind.to_string(),
+                name,
+                crate::formats::text::join_names(&selected),
+                skips,
+            ),
             Some(ResourceRef::of(a.resource)),
-            &[
-                kind.to_string().into(),
-                name.into(),
-                crate::formats::text::join_names(&selected).into(),
-                skips.into(),
-            ],
         ));
     }
     if !reads.gateways {
@@ -148,16 +147,15 @@ fn without_waypoint(
     why: &str,
     lost: &str,
 ) -> Finding {
-    Finding::new_unchecked(
-        messages::MD0413,
+    Finding::new(
+        messages::MD0413::message(
+            kind.to_string(),
+            name.to_string(),
+            service.to_string(),
+            why.to_string(),
+            lost.to_string(),
+        ),
         Some(ResourceRef::of(resource)),
-        &[
-            kind.to_string().into(),
-            name.to_string().into(),
-            service.to_string().into(),
-            why.to_string().into(),
-            lost.to_string().into(),
-        ],
     )
 }
 

@@ -114,10 +114,9 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             let Some(def) = annotations::lookup(name) else {
-                out.push(Finding::new_unchecked(
-                    messages::IST0108,
+                out.push(Finding::new(
+                    messages::IST0108::message(name),
                     Some(at(&object, name)),
-                    &[name.into()],
                 ));
                 continue;
             };
@@ -133,10 +132,9 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     } else {
                         ""
                     };
-                    out.push(Finding::new_unchecked(
-                        messages::IST0135,
+                    out.push(Finding::new(
+                        messages::IST0135::message(name, extra),
                         Some(at(&object, name)),
-                        &[name.into(), extra.into()],
                     ));
                 }
             }
@@ -144,18 +142,16 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             if !def.resources.contains(&object.kind) {
-                out.push(Finding::new_unchecked(
-                    messages::IST0107,
+                out.push(Finding::new(
+                    messages::IST0107::message(name, def.resources.join(", ")),
                     Some(at(&object, name)),
-                    &[name.into(), def.resources.join(", ").into()],
                 ));
                 continue;
             }
             if let Some(Err(problem)) = validate(name, value) {
-                out.push(Finding::new_unchecked(
-                    messages::IST0125,
+                out.push(Finding::new(
+                    messages::IST0125::message(name, problem),
                     Some(at(&object, name)),
-                    &[name.into(), problem.into()],
                 ));
             }
         }
@@ -178,10 +174,9 @@ pub fn alpha(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             {
                 continue;
             }
-            out.push(Finding::new_unchecked(
-                messages::IST0136,
+            out.push(Finding::new(
+                messages::IST0136::message(name),
                 Some(at(&object, name)),
-                &[name.into()],
             ));
         }
     }

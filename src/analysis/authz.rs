@@ -141,10 +141,9 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
     for ap in &input.config.authorization_policies {
         let ns = ap.namespace();
         let no_workload = |labels: String| {
-            Finding::new_unchecked(
-                messages::IST0127,
+            Finding::new(
+                messages::IST0127::message(labels),
                 Some(ResourceRef::of(ap.resource)),
-                &[labels.into()],
             )
         };
         match &ap.spec.selector {
@@ -192,10 +191,9 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
                     // Istio points at `namespaces[k]` for both lists (for `notNamespaces` that
                     // is another field, or none): the same line is cited here.
                     let path = format!("spec.rules[{i}].from[{j}].source.namespaces[{k}]");
-                    out.push(Finding::new_unchecked(
-                        messages::IST0101,
+                    out.push(Finding::new(
+                        messages::IST0101::message("namespace", exp),
                         Some(ResourceRef::of(ap.resource).at_field(ap.resource, &path)),
-                        &["namespace".into(), exp.into()],
                     ));
                 }
             }

@@ -32,10 +32,9 @@ fn reported(group: &str, kind: &str) -> &'static [&'static str] {
 }
 
 fn finding(resource: ResourceRef, c: &Condition) -> Finding {
-    Finding::new_unchecked(
-        messages::IST0171,
+    Finding::new(
+        messages::IST0171::message(&c.type_, &c.reason, &c.message),
         Some(resource),
-        &[(&c.type_).into(), (&c.reason).into(), (&c.message).into()],
     )
 }
 
@@ -49,10 +48,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             .and_then(|s| s.conditions.as_ref());
         for c in found.into_iter().flatten() {
             if WAYPOINT.contains(&c.type_.as_str()) && c.status == "False" {
-                out.push(Finding::new_unchecked(
-                    messages::IST0171,
+                out.push(Finding::new(
+                    messages::IST0171::message(&c.type_, &c.reason, &c.message),
                     Some(ResourceRef::of(svc)),
-                    &[(&c.type_).into(), (&c.reason).into(), (&c.message).into()],
                 ));
             }
         }

@@ -10,10 +10,6 @@ use super::Input;
 use crate::findings::messages::IST0002;
 use crate::findings::{Finding, ResourceRef};
 
-fn detail(text: String) -> [crate::findings::messages::Arg; 1] {
-    [text.into()]
-}
-
 /// The removed Istio kinds (Istio's `deprecatedCRDs`), by their CRD's name.
 const REMOVED_CRDS: &[(&str, &str, &str)] = &[
     (
@@ -35,10 +31,9 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     for crd in &input.snapshot.crds {
         let name = crd.object.metadata.name.as_deref().unwrap_or("");
         if let Some((_, group, kind)) = REMOVED_CRDS.iter().find(|(n, ..)| *n == name) {
-            out.push(Finding::new_unchecked(
-                IST0002,
+            out.push(Finding::new(
+                IST0002::message(format!("Custom resource type {group} {kind} is removed")),
                 Some(ResourceRef::of(crd)),
-                &detail(format!("Custom resource type {group} {kind} is removed")),
             ));
         }
     }
@@ -55,13 +50,11 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 .and_then(Value::as_f64)
                 .unwrap_or(0.0);
             if percent > 0.0 {
-                out.push(Finding::new_unchecked(
-                    IST0002,
-                    Some(ResourceRef::of(vs.resource)),
-                    &detail(
-                        "HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage"
-                            .into(),
+                out.push(Finding::new(
+                    IST0002::message(
+                        "HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage",
                     ),
+                    Some(ResourceRef::of(vs.resource)),
                 ));
             }
         }
@@ -72,10 +65,9 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             .pointer("/outboundTrafficPolicy/egressProxy")
             .is_some_and(|v| !v.is_null())
         {
-            out.push(Finding::new_unchecked(
-                IST0002,
+            out.push(Finding::new(
+                IST0002::message("OutboundTrafficPolicy.EgressProxy ignored"),
                 Some(ResourceRef::of(sc.resource)),
-                &detail("OutboundTrafficPolicy.EgressProxy ignored".into()),
             ));
         }
     }

@@ -32,10 +32,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         .collect();
     for pod in &snapshot.pods {
         if has_auto_image(pod.object.spec.as_ref()) {
-            out.push(Finding::new_unchecked(
-                IST0147,
+            out.push(Finding::new(
+                IST0147::message("Pod", pod.object.name()),
                 Some(ResourceRef::of(pod)),
-                &["Pod".into(), pod.object.name().into()],
             ));
         }
     }
@@ -67,10 +66,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             ) && selector::matches(wh.object_selector.as_ref(), pod_labels)
         });
         if !matched {
-            out.push(Finding::new_unchecked(
-                IST0146,
+            out.push(Finding::new(
+                IST0146::message(w.kind.as_str(), w.name()),
                 Some(ResourceRef::of(workload)),
-                &[w.kind.as_str().into(), w.name().into()],
             ));
         }
     }

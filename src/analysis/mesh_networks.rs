@@ -95,10 +95,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     line,
                     cluster: source.cluster.clone(),
                 };
-                out.push(Finding::new_unchecked(
-                    IST0126,
+                out.push(Finding::new(
+                    IST0126::message(registry, network.as_str()),
                     Some(reference),
-                    &[registry.into(), network.as_str().into()],
                 ));
             }
         }

@@ -175,15 +175,14 @@ pub fn collisions(evidence: &[Evidence], groups: &BTreeMap<Arc<str>, Arc<str>>) 
             items.sort_by(|a, b| a.source.cmp(&b.source));
             let mut resource = items[0].resource.clone();
             resource.cluster = Some(items[0].cluster.clone());
-            out.push(Finding::new_unchecked(
-                MD0205,
+            out.push(Finding::new(
+                MD0205::message(
+                    id,
+                    format!("clusters {}", join_names(&names)),
+                    detail.clone(),
+                    fix,
+                ),
                 Some(resource),
-                &[
-                    id.into(),
-                    format!("clusters {}", join_names(&names)).into(),
-                    detail.clone().into(),
-                    fix.into(),
-                ],
             ));
         }
     }

@@ -3,7 +3,7 @@
 //! `kube::object_rules`; the file source keeps what each document breaks), and the CRDs' own
 //! OpenAPI schemas on the spec of Istio's and the Gateway API's objects (`kube::openapi`).
 
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::formats::yaml::LineTree;
 use crate::kube::openapi;
@@ -17,10 +17,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             if line.is_some() {
                 resource.line = *line;
             }
-            out.push(Finding::new_unchecked(
-                messages::MD0003,
+            out.push(Finding::new(
+                messages::MD0003::message(violation.message.as_str()),
                 Some(resource),
-                &[Arg::from(violation.message.as_str())],
             ));
         }
     }
@@ -39,10 +38,9 @@ pub fn crd_schemas(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             if let Some(line) = line_of(resource.origin.lines.as_ref(), &error.path) {
                 reference.line = Some(line);
             }
-            out.push(Finding::new_unchecked(
-                messages::MD0003,
+            out.push(Finding::new(
+                messages::MD0003::message(error.message.as_str()),
                 Some(reference),
-                &[Arg::from(error.message.as_str())],
             ));
         }
     }

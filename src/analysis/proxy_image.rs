@@ -170,10 +170,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
         if !mismatched.is_empty() {
             mismatched.sort();
-            out.push(Finding::new_unchecked(
-                IST0158,
+            out.push(Finding::new(
+                IST0158::message(mismatched),
                 Some(ResourceRef::of(ns)),
-                &[mismatched.into()],
             ));
         }
     }

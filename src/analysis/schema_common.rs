@@ -38,17 +38,15 @@ impl Validation {
     /// The findings: IST0106 per error, IST0133 per warning.
     pub fn report(self, resource: &ResourceRef, out: &mut Vec<Finding>) {
         for e in self.errors {
-            out.push(Finding::new_unchecked(
-                messages::IST0106,
+            out.push(Finding::new(
+                messages::IST0106::message(e),
                 Some(resource.clone()),
-                &[e.into()],
             ));
         }
         for w in self.warnings {
-            out.push(Finding::new_unchecked(
-                messages::IST0133,
+            out.push(Finding::new(
+                messages::IST0133::message(w),
                 Some(resource.clone()),
-                &[w.into()],
             ));
         }
     }

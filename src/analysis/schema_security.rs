@@ -32,17 +32,15 @@ impl Validation {
     }
     pub(super) fn report(self, resource: &Located<ConfigObject>, out: &mut Vec<Finding>) {
         for e in self.errors {
-            out.push(Finding::new_unchecked(
-                messages::IST0106,
+            out.push(Finding::new(
+                messages::IST0106::message(e),
                 Some(ResourceRef::of(resource)),
-                &[e.into()],
             ));
         }
         for w in self.warnings {
-            out.push(Finding::new_unchecked(
-                messages::IST0133,
+            out.push(Finding::new(
+                messages::IST0133::message(w),
                 Some(ResourceRef::of(resource)),
-                &[w.into()],
             ));
         }
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Input;
 use super::virtualservice::full_name;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::host::{EXPORT_ALL, EXPORT_LOCAL};
 
@@ -39,13 +39,12 @@ pub fn protocol_addresses(input: &Input, out: &mut Vec<Finding>) {
         }
         for (i, port) in se.spec.ports.iter().enumerate() {
             if port.protocol.is_empty() || port.protocol.eq_ignore_ascii_case("TCP") {
-                out.push(Finding::new_unchecked(
-                    messages::IST0134,
+                out.push(Finding::new(
+                    messages::IST0134::message(),
                     Some(
                         ResourceRef::of(se.resource)
                             .at_field(se.resource, &format!("spec.ports[{i}].name")),
                     ),
-                    &[],
                 ));
             }
         }
@@ -112,15 +111,9 @@ pub fn conflicting_protocols(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             let se = &entries[*n];
-            out.push(Finding::new_unchecked(
-                messages::IST0177,
+            out.push(Finding::new(
+                messages::IST0177::message(&names, *host, i64::from(*port), &protocols),
                 Some(ResourceRef::of(se.resource).at_field(se.resource, "metadata.name")),
-                &[
-                    Arg::from(&names),
-                    (*host).into(),
-                    i64::from(*port).into(),
-                    Arg::from(&protocols),
-                ],
             ));
         }
     }

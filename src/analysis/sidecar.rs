@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::Input;
 use super::gateway::selector_string;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Sidecar, Typed};
 use crate::kube::selector::labels_match;
@@ -79,10 +79,9 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
             });
             let mut reference = ResourceRef::of(sc.resource);
             reference.line = line.or(reference.line);
-            out.push(Finding::new_unchecked(
-                messages::IST0101,
+            out.push(Finding::new(
+                messages::IST0101::message("selector", selector_string(selector)),
                 Some(reference),
-                &["selector".into(), selector_string(selector).into()],
             ));
         }
     }
@@ -97,18 +96,18 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 let key = (sc.namespace(), sc.name());
                 if !reported.contains(&key) {
                     reported.push(key);
-                    out.push(Finding::new_unchecked(
-                        messages::IST0167,
+                    out.push(Finding::new(
+                        messages::IST0167::message(
+                            "selected workload is in ambient mode, the policy has no impact",
+                        ),
                         Some(ResourceRef::of(sc.resource)),
-                        &["selected workload is in ambient mode, the policy has no impact".into()],
                     ));
                 }
                 continue;
             }
-            out.push(Finding::new_unchecked(
-                messages::IST0110,
+            out.push(Finding::new(
+                messages::IST0110::message(all.clone(), *ns, *pod),
                 Some(ResourceRef::of(sc.resource).at_field(sc.resource, "metadata.name")),
-                &[Arg::List(all.clone()), (*ns).into(), (*pod).into()],
             ));
         }
     }
@@ -125,10 +124,11 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 let key = (sc.namespace(), sc.name());
                 if !reported.contains(&key) {
                     reported.push(key);
-                    out.push(Finding::new_unchecked(
-                        messages::IST0167,
+                    out.push(Finding::new(
+                        messages::IST0167::message(
+                            "namespace is in ambient mode, the policy has no impact",
+                        ),
                         Some(ResourceRef::of(sc.resource)),
-                        &["namespace is in ambient mode, the policy has no impact".into()],
                     ));
                 }
             }
@@ -137,10 +137,9 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
         if list.len() > 1 {
             let all = names(list);
             for sc in list {
-                out.push(Finding::new_unchecked(
-                    messages::IST0111,
+                out.push(Finding::new(
+                    messages::IST0111::message(all.clone(), *ns),
                     Some(ResourceRef::of(sc.resource)),
-                    &[Arg::List(all.clone()), (*ns).into()],
                 ));
             }
         }

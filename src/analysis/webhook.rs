@@ -141,15 +141,11 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     .map(|o| o.as_str())
                     .collect();
                 let (wh, _) = hooks[*name];
-                out.push(Finding::new_unchecked(
-                    messages::IST0139,
-                    Some(ResourceRef::of(wh)),
-                    &[format!(
+                out.push(Finding::new(messages::IST0139::message(format!(
                         "Webhook overlaps with others: [{}]. This may cause injection to occur twice.",
                         others.join(" ")
                     )
-                    .into()],
-                ));
+                    ), Some(ResourceRef::of(wh))));
             }
         }
     }
@@ -166,13 +162,11 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             } else {
                 format!("{}/{}", svc.namespace, svc.name)
             };
-            out.push(Finding::new_unchecked(
-                messages::IST0139,
-                Some(ResourceRef::of(*wh)),
-                &[format!(
+            out.push(Finding::new(
+                messages::IST0139::message(format!(
                     "Injector refers to a control plane service that does not exist: {full}."
-                )
-                .into()],
+                )),
+                Some(ResourceRef::of(*wh)),
             ));
         }
     }
