@@ -363,10 +363,9 @@ impl<'a> Builder<'a> {
                 reasons.join("; ")
             ),
         );
-        self.findings.push(Finding::new_unchecked(
-            MD0111,
+        self.findings.push(Finding::new(
+            MD0111::message(self.full_name(), reasons.join("; ")),
             Some(self.pod_ref()),
-            &[self.full_name().into(), reasons.join("; ").into()],
         ));
     }
 
@@ -376,10 +375,9 @@ impl<'a> Builder<'a> {
             "ambient",
             format!("asked for by the {asked_by}, but the pod has an istio-proxy sidecar"),
         ));
-        self.findings.push(Finding::new_unchecked(
-            MD0112,
+        self.findings.push(Finding::new(
+            MD0112::message(self.full_name(), asked_by),
             Some(self.pod_ref()),
-            &[self.full_name().into(), asked_by.into()],
         ));
         let healthy = self
             .verdict

@@ -40,10 +40,9 @@ impl<'a> Builder<'a> {
                 "The sidecar never started: {detail}. The image reference, the registry or the pull credentials are wrong; the mesh itself is not involved."
             ),
         );
-        self.findings.push(Finding::new_unchecked(
-            MD0108,
+        self.findings.push(Finding::new(
+            MD0108::message(self.full_name(), detail),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
         ));
         self.next_steps.push(step(
             "Check the proxy image reference (the injector's global.proxy.image / hub / tag, or the sidecar.istio.io/proxyImage annotation)",
@@ -87,10 +86,9 @@ impl<'a> Builder<'a> {
                 "istio-proxy keeps being killed: {detail}. Its bootstrap is not the problem; the proxy needs more memory than it is given, usually because it receives configuration for the whole mesh."
             ),
         );
-        self.findings.push(Finding::new_unchecked(
-            MD0108,
+        self.findings.push(Finding::new(
+            MD0108::message(self.full_name(), detail),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
         ));
         self.next_steps.push(step(
             "Raise the proxy's memory limit (annotation sidecar.istio.io/proxyMemoryLimit on the pod template, or the injector's global.proxy.resources); its current resources:",

@@ -239,14 +239,9 @@ impl<'a> Builder<'a> {
             CheckStatus::Fail,
             format!("ADS cluster {ads} -> {wrong_text}, but {istiod}"),
         ));
-        self.findings.push(Finding::new_unchecked(
-            MD0109,
+        self.findings.push(Finding::new(
+            MD0109::message(self.full_name(), wrong_text.clone(), istiod),
             Some(self.pod_ref()),
-            &[
-                self.full_name().into(),
-                wrong_text.clone().into(),
-                istiod.into(),
-            ],
         ));
         self.next_steps.push(step(
             format!(

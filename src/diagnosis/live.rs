@@ -50,10 +50,9 @@ impl<'a> Builder<'a> {
                         "The proxy refused configuration istiod sent ({what}); it keeps running on the last configuration it accepted, so recent changes do not apply."
                     ),
                 );
-                self.findings.push(Finding::new_unchecked(
-                    MD0104,
+                self.findings.push(Finding::new(
+                    MD0104::message(self.full_name(), what),
                     Some(self.pod_ref()),
-                    &[self.full_name().into(), what.into()],
                 ));
                 self.next_steps.push(step(
                     "istiod logs why the proxy rejected the update (look for NACK)",
@@ -105,10 +104,9 @@ impl<'a> Builder<'a> {
                             "The proxy's {label} {what}: mTLS to other workloads fails once it expires, which usually means the proxy cannot reach the CA on istiod."
                         ),
                     );
-                    self.findings.push(Finding::new_unchecked(
-                        MD0105,
+                    self.findings.push(Finding::new(
+                        MD0105::message(self.full_name(), what),
                         Some(self.pod_ref()),
-                        &[self.full_name().into(), what.into()],
                     ));
                     found = true;
                 }
@@ -161,10 +159,9 @@ impl<'a> Builder<'a> {
                     unready.join(", ")
                 ),
             );
-            self.findings.push(Finding::new_unchecked(
-                MD0106,
+            self.findings.push(Finding::new(
+                MD0106::message(self.full_name(), unready.clone()),
                 Some(self.pod_ref()),
-                &[self.full_name().into(), unready.clone().into()],
             ));
             self.next_steps.push(step(
                 "See the failing readiness probe and the application's log",

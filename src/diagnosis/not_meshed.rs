@@ -60,10 +60,9 @@ impl<'a> Builder<'a> {
                         "The {asked_by} asks for a sidecar, but the cluster has no Istio injection webhook at all: istiod (its sidecar injector) is not installed, or its MutatingWebhookConfiguration was deleted. No pod gets a sidecar until it is back; restarting the pod would not help."
                     ),
                 );
-                self.findings.push(Finding::new_unchecked(
-                    MD0103,
+                self.findings.push(Finding::new(
+                    MD0103::message("Pod", full, asked_by),
                     Some(self.pod_ref()),
-                    &["Pod".into(), full.into(), asked_by.into()],
                 ));
                 self.next_steps.push(step(
                     "Is istiod installed and running?",
@@ -93,11 +92,8 @@ impl<'a> Builder<'a> {
                         "The pod has no sidecar, but a pod created now would get one ({asked_by}). It was created before the namespace was labelled (or before the webhook matched it): restart it."
                     ),
                 );
-                self.findings.push(Finding::new_unchecked(
-                    IST0103,
-                    Some(self.pod_ref()),
-                    &[full.into()],
-                ));
+                self.findings
+                    .push(Finding::new(IST0103::message(full), Some(self.pod_ref())));
                 self.next_steps.push(self.restart_step());
             }
             Decision::NotInjected(skip) => {
@@ -147,8 +143,8 @@ impl<'a> Builder<'a> {
                 self.set_verdict(VerdictKind::NotMeshed, title, summary);
                 match skip {
                     Skip::NotRequested => {
-                        self.findings.push(Finding::new_unchecked(
-                            IST0102,
+                        self.findings.push(Finding::new(
+                            IST0102::message(self.namespace.clone(), self.namespace.clone()),
                             Some(ResourceRef {
                                 kind: "Namespace".to_string(),
                                 namespace: None,
@@ -157,7 +153,6 @@ impl<'a> Builder<'a> {
                                 line: None,
                                 cluster: None,
                             }),
-                            &[self.namespace.clone().into(), self.namespace.clone().into()],
                         ));
                         self.next_steps.push(step(
                             "To mesh the namespace, label it, then restart its workloads",
@@ -185,10 +180,9 @@ impl<'a> Builder<'a> {
                                 Some(fix),
                             ));
                         } else {
-                            self.findings.push(Finding::new_unchecked(
-                                MD0103,
+                            self.findings.push(Finding::new(
+                                MD0103::message("Pod", full, asked_by),
                                 Some(self.pod_ref()),
-                                &["Pod".into(), full.into(), asked_by.into()],
                             ));
                         }
                         self.next_steps.push(step(

@@ -310,10 +310,9 @@ impl<'a> Builder<'a> {
             }
             _ => self.set_verdict(VerdictKind::BootstrapCrash, "bootstrap crash", summary),
         }
-        self.findings.push(Finding::new_unchecked(
-            MD0101,
+        self.findings.push(Finding::new(
+            MD0101::message(self.full_name(), reason),
             Some(self.pod_ref()),
-            &[self.full_name().into(), reason.into()],
         ));
         for m in &matches {
             self.evidence.push(log_evidence(m));
@@ -478,10 +477,9 @@ impl<'a> Builder<'a> {
             "proxy not started",
             format!("The sidecar has not started: {detail}."),
         );
-        self.findings.push(Finding::new_unchecked(
-            MD0107,
+        self.findings.push(Finding::new(
+            MD0107::message(self.full_name(), detail.clone()),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.clone().into()],
         ));
         self.check_root_cert();
         match reason.as_deref() {
@@ -584,10 +582,9 @@ impl<'a> Builder<'a> {
             "proxy unreachable",
             format!("{detail}."),
         );
-        self.findings.push(Finding::new_unchecked(
-            MD0107,
+        self.findings.push(Finding::new(
+            MD0107::message(self.full_name(), reason.clone()),
             Some(self.pod_ref()),
-            &[self.full_name().into(), reason.clone().into()],
         ));
         for m in self.log_matches(Family::ControlPlane) {
             self.evidence.push(log_evidence(m));
@@ -741,10 +738,9 @@ impl<'a> Builder<'a> {
                 "The proxy runs but never got its configuration from istiod ({detail}), so the pod never becomes ready."
             ),
         );
-        self.findings.push(Finding::new_unchecked(
-            MD0102,
+        self.findings.push(Finding::new(
+            MD0102::message(self.full_name(), detail),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
         ));
         if let Some(uptime) = admin
             .and_then(|a| a.server_info.ok())

@@ -317,10 +317,9 @@ fn envoy_finding(verdict: &EnvoyVerdict, problems: &[Problem], shown: &Arc<str>)
     } else {
         String::new()
     };
-    Finding::new_unchecked(
-        messages::MD0309,
+    Finding::new(
+        messages::MD0309::message(reason, note),
         Some(resource(shown, None)),
-        &[reason.into(), note.into()],
     )
 }
 
