@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::findings::messages::{self, Arg, Level, Message, MessageType};
+use crate::findings::messages::{Level, Message, MessageType};
 use crate::kube::snapshot::{Located, Object};
 
 /// The resource a finding is about, and where it was read from.
@@ -89,20 +89,6 @@ impl Finding {
             message_type: message.message_type,
             resource,
             message: message.text,
-            cluster: None,
-        }
-    }
-
-    /// The former constructor, which checks no argument count; being replaced by [`Finding::new`].
-    pub fn new_unchecked(
-        message_type: &'static MessageType,
-        resource: Option<ResourceRef>,
-        args: &[Arg],
-    ) -> Self {
-        Finding {
-            message_type,
-            resource,
-            message: messages::format(message_type.template, args),
             cluster: None,
         }
     }

@@ -186,7 +186,7 @@ pub const fn count_verbs(template: &str) -> usize {
 
 /// Fills a Go-style template: `%s`/`%v` print the value (a list as `[a b]`), `%d` a number,
 /// `%q` a double-quoted string, `%%` a percent sign.
-pub fn format(template: &str, args: &[Arg]) -> String {
+fn format(template: &str, args: &[Arg]) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut args = args.iter();
     let mut chars = template.chars();
