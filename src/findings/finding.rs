@@ -86,9 +86,9 @@ impl Finding {
     /// by its code's constructor: `Finding::new(IST0101::message(reftype, refval), resource)`.
     pub fn new(message: Message, resource: Option<ResourceRef>) -> Self {
         Finding {
-            message_type: message.message_type,
+            message_type: message.message_type(),
             resource,
-            message: message.text,
+            message: message.into_text(),
             cluster: None,
         }
     }

@@ -13,8 +13,8 @@
 //! ```
 //! use mesh_doctor::findings::messages::IST0101;
 //! let message = IST0101::message("host", "reviews.default.svc.cluster.local");
-//! assert_eq!(message.message_type, IST0101);
-//! assert_eq!(message.text, "Referenced host not found: \"reviews.default.svc.cluster.local\"");
+//! assert_eq!(message.message_type(), IST0101);
+//! assert_eq!(message.text(), "Referenced host not found: \"reviews.default.svc.cluster.local\"");
 //! ```
 //!
 //! A wrong number of arguments does not compile:
@@ -99,12 +99,12 @@ impl MessageType {
     }
 }
 
-/// A message: a code and its template filled with its arguments (Istio's `diag.Message`). Made
-/// by the code's `message` (`IST0101::message(reftype, refval)`), which checks the count.
+/// A message: a code and its template filled with its arguments (Istio's `diag.Message`). Only
+/// the code's `message` (`IST0101::message(reftype, refval)`), which checks the count, makes one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
-    pub message_type: &'static MessageType,
-    pub text: String,
+    message_type: &'static MessageType,
+    text: String,
 }
 
 impl Message {
@@ -114,6 +114,18 @@ impl Message {
             message_type,
             text: format(message_type.template, args),
         }
+    }
+
+    pub fn message_type(&self) -> &'static MessageType {
+        self.message_type
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn into_text(self) -> String {
+        self.text
     }
 }
 
@@ -744,9 +756,9 @@ mod tests {
     #[test]
     fn message_fills_the_template_with_the_named_arguments() {
         let message = IST0118::message("foo", 8080i64, "http");
-        assert_eq!(message.message_type, IST0118);
+        assert_eq!(message.message_type(), IST0118);
         assert_eq!(
-            message.text,
+            message.text(),
             format(
                 IST0118.template,
                 &["foo".into(), 8080i64.into(), "http".into()]

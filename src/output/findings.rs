@@ -63,13 +63,11 @@ impl Coverage<'_> {
         use crate::findings::messages::{MD0001, MD0002, Message};
         let message = |m: Message, origin: &str| -> Map<String, Value> {
             let mut v = Map::new();
-            v.insert("code".into(), m.message_type.code.into());
-            v.insert(
-                "documentationUrl".into(),
-                m.message_type.documentation_url().into(),
-            );
-            v.insert("level".into(), m.message_type.level.as_str().into());
-            v.insert("message".into(), m.text.into());
+            let code = m.message_type();
+            v.insert("code".into(), code.code.into());
+            v.insert("documentationUrl".into(), code.documentation_url().into());
+            v.insert("level".into(), code.level.as_str().into());
+            v.insert("message".into(), m.into_text().into());
             v.insert("origin".into(), origin.into());
             v
         };

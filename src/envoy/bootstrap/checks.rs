@@ -131,8 +131,8 @@ impl Checker<'_> {
     fn report(&mut self, message: Message, path: JsonPath) {
         let line = self.lines.map(|tree| path.line_in(tree));
         self.problems.push(Problem {
-            message_type: message.message_type,
-            message: message.text,
+            message_type: message.message_type(),
+            message: message.into_text(),
             path,
             line,
             column: None,

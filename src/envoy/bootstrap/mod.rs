@@ -263,11 +263,11 @@ fn parse_document(text: &str, format: Format) -> Result<Bootstrap, Box<Problem>>
 fn syntax_problem(line: u32, column: u32, message: &str) -> Box<Problem> {
     let message = messages::MD0307::message(line, column, message);
     Box::new(Problem {
-        message_type: message.message_type,
+        message_type: message.message_type(),
         path: JsonPath::root(),
         line: Some(line),
         column: Some(column),
-        message: message.text,
+        message: message.into_text(),
     })
 }
 
