@@ -63,6 +63,8 @@ env -u TESTENV_DIR TESTENV_NAME="$REAL_NAME" testenv/node/istio-up.sh >/dev/null
 
 stage "tests: building the test binaries (unit tests, tests/it)"
 cargo test --all-targets --no-run --quiet
+stage "tests: the doc tests (--all-targets leaves them out; among them the compile_fail ones: a message constructor given a wrong number of arguments does not compile)"
+cargo test --doc --quiet
 stage "tests: all of them, end-to-end ones included (unit tests, then tests/it: suites that use a cluster take turns; failures are summed up at the end)"
 cargo test --no-fail-fast --all-targets -- --include-ignored
 

@@ -199,13 +199,12 @@ fn waypoint_users(
                       for_service: Option<bool>| {
         if !ambient {
             out.push(Finding::new(
-                messages::MD0114,
+                messages::MD0114::message(
+                    who,
+                    format!("{USE_WAYPOINT_LABEL}={}", w.name),
+                    why_not.to_string(),
+                ),
                 Some(resource),
-                &[
-                    who.into(),
-                    format!("{USE_WAYPOINT_LABEL}={}", w.name).into(),
-                    why_not.to_string().into(),
-                ],
             ));
             return;
         }
@@ -214,14 +213,8 @@ fn waypoint_users(
         }
         if let Some(problem) = judge(input, &w, live && reads.pods, for_service) {
             out.push(Finding::new(
-                messages::MD0113,
+                messages::MD0113::message(who, w.full_name(), w.by, problem),
                 Some(resource),
-                &[
-                    who.into(),
-                    w.full_name().into(),
-                    w.by.into(),
-                    problem.into(),
-                ],
             ));
         }
     };
@@ -381,13 +374,12 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
                     continue;
                 };
                 out.push(Finding::new(
-                    messages::MD0404,
+                    messages::MD0404::message(
+                        name.clone(),
+                        format!("Service {target_ns}/{}", r.name),
+                        why,
+                    ),
                     Some(ResourceRef::of(ap.resource)),
-                    &[
-                        name.clone().into(),
-                        format!("Service {target_ns}/{}", r.name).into(),
-                        why.into(),
-                    ],
                 ));
             }
             continue;
@@ -415,9 +407,8 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
         }
         let shown = crate::formats::text::join_names(&selected);
         out.push(Finding::new(
-            messages::MD0403,
+            messages::MD0403::message(name, shown, gap),
             Some(ResourceRef::of(ap.resource)),
-            &[name.into(), shown.into(), gap.into()],
         ));
     }
 }
@@ -434,9 +425,8 @@ fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             p.object.metadata.labels.as_ref(),
         ) {
             out.push(Finding::new(
-                messages::MD0112,
+                messages::MD0112::message(format!("{ns}/{}", p.object.name()), by),
                 Some(ResourceRef::of(p)),
-                &[format!("{ns}/{}", p.object.name()).into(), by.into()],
             ));
         }
     }

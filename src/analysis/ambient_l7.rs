@@ -116,14 +116,13 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             continue;
         }
         out.push(Finding::new(
-            messages::MD0412,
+            messages::MD0412::message(
+                kind.to_string(),
+                name,
+                crate::formats::text::join_names(&selected),
+                skips,
+            ),
             Some(ResourceRef::of(a.resource)),
-            &[
-                kind.to_string().into(),
-                name.into(),
-                crate::formats::text::join_names(&selected).into(),
-                skips.into(),
-            ],
         ));
     }
     if !reads.gateways {
@@ -149,15 +148,14 @@ fn without_waypoint(
     lost: &str,
 ) -> Finding {
     Finding::new(
-        messages::MD0413,
+        messages::MD0413::message(
+            kind.to_string(),
+            name.to_string(),
+            service.to_string(),
+            why.to_string(),
+            lost.to_string(),
+        ),
         Some(ResourceRef::of(resource)),
-        &[
-            kind.to_string().into(),
-            name.to_string().into(),
-            service.to_string().into(),
-            why.to_string().into(),
-            lost.to_string().into(),
-        ],
     )
 }
 

@@ -115,9 +115,8 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             }
             let Some(def) = annotations::lookup(name) else {
                 out.push(Finding::new(
-                    messages::IST0108,
+                    messages::IST0108::message(name),
                     Some(at(&object, name)),
-                    &[name.into()],
                 ));
                 continue;
             };
@@ -134,9 +133,8 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                         ""
                     };
                     out.push(Finding::new(
-                        messages::IST0135,
+                        messages::IST0135::message(name, extra),
                         Some(at(&object, name)),
-                        &[name.into(), extra.into()],
                     ));
                 }
             }
@@ -145,17 +143,15 @@ pub fn k8s(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             }
             if !def.resources.contains(&object.kind) {
                 out.push(Finding::new(
-                    messages::IST0107,
+                    messages::IST0107::message(name, def.resources.join(", ")),
                     Some(at(&object, name)),
-                    &[name.into(), def.resources.join(", ").into()],
                 ));
                 continue;
             }
             if let Some(Err(problem)) = validate(name, value) {
                 out.push(Finding::new(
-                    messages::IST0125,
+                    messages::IST0125::message(name, problem),
                     Some(at(&object, name)),
-                    &[name.into(), problem.into()],
                 ));
             }
         }
@@ -179,9 +175,8 @@ pub fn alpha(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(Finding::new(
-                messages::IST0136,
+                messages::IST0136::message(name),
                 Some(at(&object, name)),
-                &[name.into()],
             ));
         }
     }

@@ -43,7 +43,10 @@ fn report<T: Object>(located: &Located<T>, spec: Option<&PodSpec>, out: &mut Vec
     if is_control_plane(&located.object) || spec.is_none_or(|s| uses_proxy_uid(s) == 0) {
         return;
     }
-    out.push(Finding::new(IST0144, Some(ResourceRef::of(located)), &[]));
+    out.push(Finding::new(
+        IST0144::message(),
+        Some(ResourceRef::of(located)),
+    ));
 }
 
 /// `applicationUID.Analyzer`.

@@ -52,9 +52,8 @@ pub fn blocked_cidrs(input: &Input, out: &mut Vec<Finding>) {
             .any(|e| e.name == BLOCKED_CIDRS && e.value.as_deref().is_some_and(|v| !v.is_empty()));
         if !configured {
             out.push(Finding::new(
-                messages::IST0175,
+                messages::IST0175::message(list.len(), names(&list)),
                 Some(ResourceRef::of(w)),
-                &[list.len().into(), names(&list).into()],
             ));
         }
     }

@@ -142,9 +142,8 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
         let ns = ap.namespace();
         let no_workload = |labels: String| {
             Finding::new(
-                messages::IST0127,
+                messages::IST0127::message(labels),
                 Some(ResourceRef::of(ap.resource)),
-                &[labels.into()],
             )
         };
         match &ap.spec.selector {
@@ -193,9 +192,8 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
                     // is another field, or none): the same line is cited here.
                     let path = format!("spec.rules[{i}].from[{j}].source.namespaces[{k}]");
                     out.push(Finding::new(
-                        messages::IST0101,
+                        messages::IST0101::message("namespace", exp),
                         Some(ResourceRef::of(ap.resource).at_field(ap.resource, &path)),
-                        &["namespace".into(), exp.into()],
                     ));
                 }
             }

@@ -10,7 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Input;
 use super::gateway::{credential_secret, workload_namespace};
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages::{MD0410, MD0411};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::credentials;
@@ -64,30 +64,24 @@ fn finding(
     resource: ResourceRef,
 ) -> Option<Finding> {
     let date = certificate::date(cert.not_after);
-    let (message, args): (_, Vec<Arg>) = match standing(cert, now)? {
-        Standing::Expired => (
-            messages::MD0411,
-            vec![
-                cert.subject.as_str().into(),
-                place.location.as_str().into(),
-                date.into(),
-                place.fails.into(),
-                place.fix.into(),
-            ],
+    let message = match standing(cert, now)? {
+        Standing::Expired => MD0411::message(
+            cert.subject.as_str(),
+            place.location.as_str(),
+            date,
+            place.fails,
+            place.fix,
         ),
-        Standing::ExpiresIn(left) => (
-            messages::MD0410,
-            vec![
-                cert.subject.as_str().into(),
-                place.location.as_str().into(),
-                date.into(),
-                time_left(left).into(),
-                place.fails.into(),
-                place.fix.into(),
-            ],
+        Standing::ExpiresIn(left) => MD0410::message(
+            cert.subject.as_str(),
+            place.location.as_str(),
+            date,
+            time_left(left),
+            place.fails,
+            place.fix,
         ),
     };
-    Some(Finding::new(message, Some(resource), &args))
+    Some(Finding::new(message, Some(resource)))
 }
 
 const CHAIN_FAILS: &str = "its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\")";

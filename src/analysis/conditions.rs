@@ -33,9 +33,8 @@ fn reported(group: &str, kind: &str) -> &'static [&'static str] {
 
 fn finding(resource: ResourceRef, c: &Condition) -> Finding {
     Finding::new(
-        messages::IST0171,
+        messages::IST0171::message(&c.type_, &c.reason, &c.message),
         Some(resource),
-        &[(&c.type_).into(), (&c.reason).into(), (&c.message).into()],
     )
 }
 
@@ -50,9 +49,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         for c in found.into_iter().flatten() {
             if WAYPOINT.contains(&c.type_.as_str()) && c.status == "False" {
                 out.push(Finding::new(
-                    messages::IST0171,
+                    messages::IST0171::message(&c.type_, &c.reason, &c.message),
                     Some(ResourceRef::of(svc)),
-                    &[(&c.type_).into(), (&c.reason).into(), (&c.message).into()],
                 ));
             }
         }

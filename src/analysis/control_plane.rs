@@ -355,16 +355,15 @@ pub fn availability(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         let configs: Vec<String> = risk.configs.into_iter().collect();
         let namespaces: Vec<String> = risk.namespaces.into_iter().collect();
         out.push(Finding::new(
-            MD0201,
+            MD0201::message(
+                revision,
+                problem,
+                configs,
+                when,
+                name_list("namespace", &namespaces),
+                fix,
+            ),
             Some(ResourceRef::of(risk.deployment).at_field(risk.deployment, "spec.replicas")),
-            &[
-                revision.into(),
-                problem.into(),
-                configs.into(),
-                when.into(),
-                name_list("namespace", &namespaces).into(),
-                fix.into(),
-            ],
         ));
     }
 }
@@ -476,15 +475,14 @@ pub fn endpoints(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             .expect("a target has a configuration");
         let configs: Vec<String> = target.configs.keys().cloned().collect();
         out.push(Finding::new(
-            MD0202,
+            MD0202::message(
+                configs,
+                format!("{namespace}/{name}"),
+                state,
+                effects.join("; "),
+                fix,
+            ),
             Some(ResourceRef::of(first)),
-            &[
-                configs.into(),
-                format!("{namespace}/{name}").into(),
-                state.into(),
-                effects.join("; ").into(),
-                fix.into(),
-            ],
         ));
     }
 }
@@ -686,18 +684,17 @@ pub fn failed_creates(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             cluster: s.event.origin.cluster.clone(),
         };
         out.push(Finding::new(
-            MD0203,
+            MD0203::message(
+                subject,
+                webhook,
+                s.last_outcome,
+                s.count,
+                when(s.first),
+                when(s.last),
+                workload,
+                advice,
+            ),
             Some(resource),
-            &[
-                subject.into(),
-                webhook.into(),
-                s.last_outcome.into(),
-                s.count.into(),
-                when(s.first).into(),
-                when(s.last).into(),
-                workload.into(),
-                advice.into(),
-            ],
         ));
     }
 }

@@ -10,10 +10,6 @@ use super::Input;
 use crate::findings::messages::IST0002;
 use crate::findings::{Finding, ResourceRef};
 
-fn detail(text: String) -> [crate::findings::messages::Arg; 1] {
-    [text.into()]
-}
-
 /// The removed Istio kinds (Istio's `deprecatedCRDs`), by their CRD's name.
 const REMOVED_CRDS: &[(&str, &str, &str)] = &[
     (
@@ -36,9 +32,8 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         let name = crd.object.metadata.name.as_deref().unwrap_or("");
         if let Some((_, group, kind)) = REMOVED_CRDS.iter().find(|(n, ..)| *n == name) {
             out.push(Finding::new(
-                IST0002,
+                IST0002::message(format!("Custom resource type {group} {kind} is removed")),
                 Some(ResourceRef::of(crd)),
-                &detail(format!("Custom resource type {group} {kind} is removed")),
             ));
         }
     }
@@ -56,12 +51,10 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 .unwrap_or(0.0);
             if percent > 0.0 {
                 out.push(Finding::new(
-                    IST0002,
-                    Some(ResourceRef::of(vs.resource)),
-                    &detail(
-                        "HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage"
-                            .into(),
+                    IST0002::message(
+                        "HTTPRoute.fault.delay.percent is deprecated; use HTTPRoute.fault.delay.percentage",
                     ),
+                    Some(ResourceRef::of(vs.resource)),
                 ));
             }
         }
@@ -73,9 +66,8 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             .is_some_and(|v| !v.is_null())
         {
             out.push(Finding::new(
-                IST0002,
+                IST0002::message("OutboundTrafficPolicy.EgressProxy ignored"),
                 Some(ResourceRef::of(sc.resource)),
-                &detail("OutboundTrafficPolicy.EgressProxy ignored".into()),
             ));
         }
     }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::Input;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::host::ServiceHosts;
 use crate::kube::label_index::LabelIndex;
@@ -31,17 +31,11 @@ pub fn ca_certificates(input: &Input, out: &mut Vec<Finding>) {
             && unverified(tls)
         {
             out.push(Finding::new(
-                messages::IST0128,
+                messages::IST0128::message(&name, dr.namespace(), &tls.mode, &dr.spec.host),
                 Some(
                     ResourceRef::of(dr.resource)
                         .at_field(dr.resource, "spec.trafficPolicy.tls.mode"),
                 ),
-                &[
-                    Arg::from(&name),
-                    dr.namespace().into(),
-                    Arg::from(&tls.mode),
-                    Arg::from(&dr.spec.host),
-                ],
             ));
         }
         for (i, p) in policy.port_level_settings.iter().enumerate() {
@@ -54,18 +48,17 @@ pub fn ca_certificates(input: &Input, out: &mut Vec<Finding>) {
                     .map(|p| format!("number:{}", p.number))
                     .unwrap_or_else(|| "<nil>".to_string());
                 out.push(Finding::new(
-                    messages::IST0129,
+                    messages::IST0129::message(
+                        &name,
+                        dr.namespace(),
+                        &tls.mode,
+                        &dr.spec.host,
+                        port,
+                    ),
                     Some(ResourceRef::of(dr.resource).at_field(
                         dr.resource,
                         &format!("spec.trafficPolicy.portLevelSettings[{i}].tls.mode"),
                     )),
-                    &[
-                        Arg::from(&name),
-                        dr.namespace().into(),
-                        Arg::from(&tls.mode),
-                        Arg::from(&dr.spec.host),
-                        port.into(),
-                    ],
                 ));
             }
         }
@@ -122,9 +115,8 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
         let Some(target) = hosts.destination(dr.namespace(), &dr.spec.export_to, &dr.spec.host)
         else {
             out.push(Finding::new(
-                messages::IST0174,
+                messages::IST0174::message(&dr.spec.host),
                 Some(ResourceRef::of(dr.resource)),
-                &[Arg::from(&dr.spec.host)],
             ));
             continue;
         };
@@ -133,9 +125,8 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
             selector.extend(subset.labels.clone());
             if !index.any_match(&selector) {
                 out.push(Finding::new(
-                    messages::IST0173,
+                    messages::IST0173::message(&subset.name),
                     Some(ResourceRef::of(dr.resource)),
-                    &[Arg::from(&subset.name)],
                 ));
             }
         }

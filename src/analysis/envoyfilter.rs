@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::Input;
-use crate::findings::messages::{self, MessageType};
+use crate::findings::messages::{self, Message};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{EnvoyFilter, Typed};
 
@@ -26,19 +26,13 @@ fn instance_name(patch: &crate::istio::config::EnvoyConfigPatch) -> String {
         .to_string()
 }
 
-fn report(
-    ef: &Typed<EnvoyFilter>,
-    index: usize,
-    kind: &'static MessageType,
-    out: &mut Vec<Finding>,
-) {
+fn report(ef: &Typed<EnvoyFilter>, index: usize, message: Message, out: &mut Vec<Finding>) {
     out.push(Finding::new(
-        kind,
+        message,
         Some(ResourceRef::of(ef.resource).at_field(
             ef.resource,
             &format!("spec.configPatches[{index}].patch.value"),
         )),
-        &[],
     ));
 }
 
@@ -58,17 +52,17 @@ pub fn patches(input: &Input, out: &mut Vec<Finding>) {
             );
             let relative = |out: &mut Vec<Finding>| {
                 if ef.spec.priority == 0 {
-                    let kind = if versioned.contains(&name) {
-                        messages::IST0155
+                    let message = if versioned.contains(&name) {
+                        messages::IST0155::message()
                     } else {
-                        messages::IST0151
+                        messages::IST0151::message()
                     };
-                    report(ef, index, kind, out);
+                    report(ef, index, message, out);
                 }
             };
             match p.operation.as_str() {
-                "ADD" if route => report(ef, index, messages::IST0153, out),
-                "REMOVE" if route => report(ef, index, messages::IST0154, out),
+                "ADD" if route => report(ef, index, messages::IST0153::message(), out),
+                "REMOVE" if route => report(ef, index, messages::IST0154::message(), out),
                 "REMOVE" => relative(out),
                 "REPLACE"
                     if !matches!(
@@ -76,7 +70,7 @@ pub fn patches(input: &Input, out: &mut Vec<Finding>) {
                         "NETWORK_FILTER" | "HTTP_FILTER" | "VIRTUAL_HOST"
                     ) =>
                 {
-                    report(ef, index, messages::IST0152, out)
+                    report(ef, index, messages::IST0152::message(), out)
                 }
                 "REPLACE" | "INSERT_BEFORE" | "INSERT_AFTER" => relative(out),
                 _ => {}

@@ -8,8 +8,8 @@
 use k8s_openapi::api::admissionregistration::v1::WebhookClientConfig;
 
 use super::Finding;
+use crate::findings::ResourceRef;
 use crate::findings::messages;
-use crate::findings::{ResourceRef, messages::Arg};
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
 const DEFAULT_VALIDATOR: &str = "istiod-default-validator";
@@ -147,15 +147,12 @@ fn report<T: Object>(
     let at = Some(ResourceRef::of(resource));
     match lint(config) {
         Some(Problem::Invalid { url, reason }) => out.push(Finding::new(
-            messages::IST0163,
+            messages::IST0163::message(url, hook, reason),
             at,
-            &[Arg::from(url), hook.into(), reason.into()],
         )),
-        Some(Problem::IpAddress { url }) => out.push(Finding::new(
-            messages::IST0164,
-            at,
-            &[Arg::from(url), hook.into()],
-        )),
+        Some(Problem::IpAddress { url }) => {
+            out.push(Finding::new(messages::IST0164::message(url, hook), at))
+        }
         None => {}
     }
 }

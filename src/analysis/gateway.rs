@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::Input;
 use super::virtualservice::{full_name, short_or_full};
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Gateway, Labels, ServerTls, Typed};
 use crate::istio::credentials;
@@ -48,9 +48,8 @@ fn at_selector(gw: &Typed<Gateway>, selector: &Labels) -> Option<ResourceRef> {
 
 fn selector_not_found(gw: &Typed<Gateway>, selector: &Labels) -> Finding {
     Finding::new(
-        messages::IST0101,
+        messages::IST0101::message("selector", selector_string(selector)),
         at_selector(gw, selector),
-        &["selector".into(), selector_string(selector).into()],
     )
 }
 
@@ -113,12 +112,8 @@ pub fn ingress_gateway_ports(input: &Input, out: &mut Vec<Finding>) {
             let Some(port) = &server.port else { continue };
             if !service_ports.contains(&port.number) && !mapping.contains_key(&port.number) {
                 out.push(Finding::new(
-                    messages::IST0162,
+                    messages::IST0162::message(i64::from(port.number), selector_string(selector)),
                     at_selector(gw, selector),
-                    &[
-                        i64::from(port.number).into(),
-                        selector_string(selector).into(),
-                    ],
                 ));
             }
         }
@@ -189,15 +184,13 @@ pub fn secrets(input: &Input, out: &mut Vec<Finding>) {
             let path = format!("spec.servers[{i}].tls.credentialName");
             match credential_secret(input, gw_ns, &tls.credential_name) {
                 None => out.push(Finding::new(
-                    messages::IST0101,
+                    messages::IST0101::message("credentialName", &tls.credential_name),
                     Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
-                    &["credentialName".into(), Arg::from(&tls.credential_name)],
                 )),
                 Some(s) if credential_refused(&s.object, input.snapshot.read_at) => {
                     out.push(Finding::new(
-                        messages::IST0161,
+                        messages::IST0161::message(gw.name(), gw_ns),
                         Some(ResourceRef::of(gw.resource).at_field(gw.resource, &path)),
-                        &[gw.name().into(), gw_ns.into()],
                     ))
                 }
                 Some(_) => {}
@@ -267,14 +260,13 @@ pub fn conflicting_gateways(input: &Input, out: &mut Vec<Finding>) {
             if !conflicts.is_empty() {
                 conflicts.sort();
                 out.push(Finding::new(
-                    messages::IST0145,
+                    messages::IST0145::message(
+                        conflicts.join(","),
+                        text.clone(),
+                        port,
+                        server.hosts.join(","),
+                    ),
                     Some(ResourceRef::of(gw.resource)),
-                    &[
-                        conflicts.join(",").into(),
-                        text.clone().into(),
-                        port.into(),
-                        server.hosts.join(",").into(),
-                    ],
                 ));
             }
         }
@@ -339,11 +331,10 @@ pub fn certificates(input: &Input, out: &mut Vec<Finding>) {
                 for b in other.spec.servers.iter().filter_map(|s| s.tls.as_ref()) {
                     if same_certificate(a, b) {
                         out.push(Finding::new(
-                            messages::IST0138,
+                            messages::IST0138::message(vec![own.clone(), name.clone()]),
                             Some(
                                 ResourceRef::of(gw.resource).at_field(gw.resource, "metadata.name"),
                             ),
-                            &[Arg::List(vec![own.clone(), name.clone()])],
                         ));
                     }
                 }

@@ -33,9 +33,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for pod in &snapshot.pods {
         if has_auto_image(pod.object.spec.as_ref()) {
             out.push(Finding::new(
-                IST0147,
+                IST0147::message("Pod", pod.object.name()),
                 Some(ResourceRef::of(pod)),
-                &["Pod".into(), pod.object.name().into()],
             ));
         }
     }
@@ -68,9 +67,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         });
         if !matched {
             out.push(Finding::new(
-                IST0146,
+                IST0146::message(w.kind.as_str(), w.name()),
                 Some(ResourceRef::of(workload)),
-                &[w.kind.as_str().into(), w.name().into()],
             ));
         }
     }

@@ -69,9 +69,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         }
         if istio_labels.len() > 1 {
             out.push(Finding::new(
-                IST0123,
+                IST0123::message(istio_labels),
                 Some(ResourceRef::of(ns)),
-                &[istio_labels.into()],
             ));
         }
         if labels
@@ -84,13 +83,9 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         if injection.is_none_or(String::is_empty) && revision.is_none() {
             let resource = ResourceRef::of(ns).at_field(ns, "metadata.name");
             if enabled_by_default(snapshot, "default") {
-                out.push(Finding::new(IST0148, Some(resource), &[]));
+                out.push(Finding::new(IST0148::message(), Some(resource)));
             } else {
-                out.push(Finding::new(
-                    IST0102,
-                    Some(resource),
-                    &[name.into(), name.into()],
-                ));
+                out.push(Finding::new(IST0102::message(name, name), Some(resource)));
             }
         }
     }
@@ -116,17 +111,15 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         match injection::decide(&facts, &snapshot.webhooks) {
             Decision::Injected { .. } => {
                 out.push(Finding::new(
-                    IST0103,
+                    IST0103::message(full_name),
                     Some(ResourceRef::of(pod)),
-                    &[full_name.into()],
                 ));
             }
             Decision::NotInjected(Skip::NoWebhookMatches { .. })
                 if unserved(pod.origin.cluster.as_deref(), facts) => {}
             Decision::NotInjected(Skip::NoWebhookMatches { asked_by }) => out.push(Finding::new(
-                MD0103,
+                MD0103::message("Pod", full_name, asked_by),
                 Some(ResourceRef::of(pod)),
-                &["Pod".into(), full_name.into(), asked_by.into()],
             )),
             Decision::NotInjected(_) | Decision::Unknown => {}
         }
@@ -160,13 +153,12 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             && !unserved(workload.origin.cluster.as_deref(), facts)
         {
             out.push(Finding::new(
-                MD0103,
+                MD0103::message(
+                    workload.object.kind(),
+                    format!("{namespace}/{}", workload.object.name()),
+                    asked_by,
+                ),
                 Some(ResourceRef::of(workload)),
-                &[
-                    workload.object.kind().into(),
-                    format!("{namespace}/{}", workload.object.name()).into(),
-                    asked_by.into(),
-                ],
             ));
         }
     }

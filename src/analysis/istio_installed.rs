@@ -3,7 +3,7 @@
 //! context points at a cluster without Istio.
 
 use crate::findings::Finding;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::istio::config::networking_kinds;
 use crate::kube::snapshot::Snapshot;
 
@@ -13,13 +13,12 @@ const FIX: &str = "Check the kubeconfig context (--context); to install Istio, r
 pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
     for cluster in &snapshot.istio_absent {
         let mut finding = Finding::new(
-            messages::MD0206,
+            messages::MD0206::message(
+                format!("{cluster:?}"),
+                networking_kinds().collect::<Vec<_>>().join(", "),
+                FIX,
+            ),
             None,
-            &[
-                Arg::from(format!("{cluster:?}")),
-                Arg::from(networking_kinds().collect::<Vec<_>>().join(", ")),
-                Arg::from(FIX),
-            ],
         );
         finding.cluster = Some(cluster.as_str().into());
         out.push(finding);

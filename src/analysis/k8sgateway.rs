@@ -4,7 +4,7 @@
 
 use super::Finding;
 use crate::findings::ResourceRef;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::istio::config::gateway_api::{BUNDLE_VERSION_ANNOTATION, GATEWAY_NAME_LABEL, group_of};
 use crate::istio::config::{EXTENSIONS_GROUP, SECURITY_GROUP, TELEMETRY_GROUP};
 use crate::kube::selector::labels_match;
@@ -54,9 +54,8 @@ pub fn selectors(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         for pod in gateway_pods.iter().filter(|p| p.namespace == namespace) {
             if labels_match(&match_labels, pod.labels) {
                 out.push(Finding::new(
-                    messages::IST0166,
+                    messages::IST0166::message(&pod.labels[GATEWAY_NAME_LABEL]),
                     Some(ResourceRef::of(resource)),
-                    &[Arg::from(&pod.labels[GATEWAY_NAME_LABEL])],
                 ));
             }
         }
@@ -184,13 +183,8 @@ pub fn crd_versions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         };
         if installed.core() < minimum.core() {
             out.push(Finding::new(
-                messages::IST0176,
+                messages::IST0176::message(name, installed.to_string(), minimum.to_string()),
                 Some(ResourceRef::of(crd)),
-                &[
-                    name.into(),
-                    installed.to_string().into(),
-                    minimum.to_string().into(),
-                ],
             ));
         }
     }

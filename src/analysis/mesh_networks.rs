@@ -96,9 +96,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     cluster: source.cluster.clone(),
                 };
                 out.push(Finding::new(
-                    IST0126,
+                    IST0126::message(registry, network.as_str()),
                     Some(reference),
-                    &[registry.into(), network.as_str().into()],
                 ));
             }
         }

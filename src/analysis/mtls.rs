@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use super::Input;
-use crate::findings::messages;
+use crate::findings::messages::{MD0401, MD0402, Message};
 use crate::findings::{Finding, ResourceRef};
 
 use crate::istio::dataplane::{
@@ -100,20 +100,14 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                     ),
                     _ => None,
                 };
-                if let Some(args) = finding {
+                if let Some(message) = finding {
                     reported.insert(key);
-                    out.push(Finding::new(
-                        args.0,
-                        Some(ResourceRef::of(rule.resource)),
-                        &args.1,
-                    ));
+                    out.push(Finding::new(message, Some(ResourceRef::of(rule.resource))));
                 }
             }
         }
     }
 }
-
-type Found = (&'static messages::MessageType, Vec<messages::Arg>);
 
 /// True when the rule sets a TLS mode, for the whole host or for one of its ports.
 fn sets_tls_mode(rule: &crate::istio::config::DestinationRule) -> bool {
@@ -137,7 +131,7 @@ fn rejected(
     fqdn: &str,
     service_port: u32,
     port_note: &str,
-) -> Option<Found> {
+) -> Option<Message> {
     for server in servers.iter().filter(|s| s.dataplane == Dataplane::Sidecar) {
         let Some(target) = target_port(port, server.spec) else {
             continue;
@@ -158,19 +152,16 @@ fn rejected(
             "DISABLE" => "plaintext",
             _ => "TLS with its own certificates, not Istio's",
         };
-        return Some((
-            messages::MD0401,
-            vec![
-                rule.into(),
-                mode.into(),
-                fqdn.into(),
-                service_port.into(),
-                port_note.into(),
-                what.into(),
-                server.what.clone().into(),
-                target.into(),
-                policy.into(),
-            ],
+        return Some(MD0401::message(
+            rule,
+            mode,
+            fqdn,
+            service_port,
+            port_note,
+            what,
+            server.what.clone(),
+            target,
+            policy,
         ));
     }
     None
@@ -187,7 +178,7 @@ fn unterminated(
     fqdn: &str,
     service_port: u32,
     port_note: &str,
-) -> Option<Found> {
+) -> Option<Message> {
     let reason = if servers.iter().all(|s| s.dataplane == Dataplane::None) {
         let names: Vec<&str> = servers.iter().map(|s| s.what.as_str()).collect();
         format!("the pods behind it have no sidecar ({})", names.join(", "))
@@ -215,14 +206,5 @@ fn unterminated(
         }
         found?
     };
-    Some((
-        messages::MD0402,
-        vec![
-            rule.into(),
-            fqdn.into(),
-            service_port.into(),
-            port_note.into(),
-            reason.into(),
-        ],
-    ))
+    Some(MD0402::message(rule, fqdn, service_port, port_note, reason))
 }

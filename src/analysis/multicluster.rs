@@ -176,14 +176,13 @@ pub fn collisions(evidence: &[Evidence], groups: &BTreeMap<Arc<str>, Arc<str>>) 
             let mut resource = items[0].resource.clone();
             resource.cluster = Some(items[0].cluster.clone());
             out.push(Finding::new(
-                MD0205,
+                MD0205::message(
+                    id,
+                    format!("clusters {}", join_names(&names)),
+                    detail.clone(),
+                    fix,
+                ),
                 Some(resource),
-                &[
-                    id.into(),
-                    format!("clusters {}", join_names(&names)).into(),
-                    detail.clone().into(),
-                    fix.into(),
-                ],
             ));
         }
     }

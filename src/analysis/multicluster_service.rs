@@ -71,14 +71,13 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         inconsistent.insert(first_cluster.to_string());
         let reasons: Vec<&str> = reasons.into_iter().collect();
         out.push(Finding::new(
-            IST0170,
+            IST0170::message(
+                *name,
+                *namespace,
+                inconsistent.into_iter().collect::<Vec<_>>(),
+                reasons.join("; "),
+            ),
             Some(ResourceRef::of(first)),
-            &[
-                (*name).into(),
-                (*namespace).into(),
-                inconsistent.into_iter().collect::<Vec<_>>().into(),
-                reasons.join("; ").into(),
-            ],
         ));
     }
 }

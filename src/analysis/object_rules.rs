@@ -3,7 +3,7 @@
 //! `kube::object_rules`; the file source keeps what each document breaks), and the CRDs' own
 //! OpenAPI schemas on the spec of Istio's and the Gateway API's objects (`kube::openapi`).
 
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::formats::yaml::LineTree;
 use crate::kube::openapi;
@@ -18,9 +18,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 resource.line = *line;
             }
             out.push(Finding::new(
-                messages::MD0003,
+                messages::MD0003::message(violation.message.as_str()),
                 Some(resource),
-                &[Arg::from(violation.message.as_str())],
             ));
         }
     }
@@ -40,9 +39,8 @@ pub fn crd_schemas(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 reference.line = Some(line);
             }
             out.push(Finding::new(
-                messages::MD0003,
+                messages::MD0003::message(error.message.as_str()),
                 Some(reference),
-                &[Arg::from(error.message.as_str())],
             ));
         }
     }

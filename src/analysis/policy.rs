@@ -91,17 +91,16 @@ pub fn port_levels(input: &Input, out: &mut Vec<Finding>) {
                 port.unwrap_or(0),
             );
             out.push(Finding::new(
-                messages::MD0405,
+                messages::MD0405::message(
+                    format!("{}/{}", pa.namespace(), pa.name()),
+                    entry.mode.clone(),
+                    entry.port,
+                    entry.port,
+                    listing.join("; "),
+                    hint,
+                    decision_text(&decision, port),
+                ),
                 Some(ResourceRef::of(pa.resource)),
-                &[
-                    format!("{}/{}", pa.namespace(), pa.name()).into(),
-                    entry.mode.clone().into(),
-                    entry.port.into(),
-                    entry.port.into(),
-                    listing.join("; ").into(),
-                    hint.into(),
-                    decision_text(&decision, port).into(),
-                ],
             ));
         }
     }
@@ -212,22 +211,19 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                 1 => format!("port {}", known[0]),
                 _ => format!("ports {}", known.join(", ")),
             };
+            // MD0406 and MD0407 take the same arguments.
+            let name = format!("{}/{}", policy.namespace(), policy.name());
+            let fields = fields.join(", ");
+            let workload = backend.what.clone();
+            let mode = decision_text(first, None);
+            let message = if deny {
+                messages::MD0407::message(name, fields, workload, accepts, on, mode, who)
+            } else {
+                messages::MD0406::message(name, fields, workload, accepts, on, mode, who)
+            };
             out.push(Finding::new(
-                if deny {
-                    messages::MD0407
-                } else {
-                    messages::MD0406
-                },
+                message,
                 Some(ResourceRef::of(policy.resource)),
-                &[
-                    format!("{}/{}", policy.namespace(), policy.name()).into(),
-                    fields.join(", ").into(),
-                    backend.what.clone().into(),
-                    accepts.into(),
-                    on.into(),
-                    decision_text(first, None).into(),
-                    who.into(),
-                ],
             ));
         }
     }
@@ -310,14 +306,12 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
         let name = format!("{}/{}", policy.namespace(), policy.name());
         let finding = match routed {
             Some((route, service, backend)) => Finding::new(
-                messages::MD0409,
+                messages::MD0409::message(name, backend, route, service),
                 Some(ResourceRef::of(policy.resource)),
-                &[name.into(), backend.into(), route.into(), service.into()],
             ),
             None => Finding::new(
-                messages::MD0408,
+                messages::MD0408::message(name, backends_text(&backends)),
                 Some(ResourceRef::of(policy.resource)),
-                &[name.into(), backends_text(&backends).into()],
             ),
         };
         out.push(finding);

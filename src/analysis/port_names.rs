@@ -43,7 +43,7 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             let resource =
                 ResourceRef::of(service).at_field(service, &format!("spec.ports[{i}].port"));
             if external_name {
-                out.push(Finding::new(IST0150, Some(resource), &[]));
+                out.push(Finding::new(IST0150::message(), Some(resource)));
             } else {
                 let target = match &port.target_port {
                     None => "0".to_string(),
@@ -55,13 +55,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     }
                 };
                 out.push(Finding::new(
-                    IST0118,
+                    IST0118::message(port.name.clone().unwrap_or_default(), port.port, target),
                     Some(resource),
-                    &[
-                        port.name.clone().unwrap_or_default().into(),
-                        port.port.into(),
-                        target.into(),
-                    ],
                 ));
             }
         }

@@ -171,9 +171,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
         if !mismatched.is_empty() {
             mismatched.sort();
             out.push(Finding::new(
-                IST0158,
+                IST0158::message(mismatched),
                 Some(ResourceRef::of(ns)),
-                &[mismatched.into()],
             ));
         }
     }

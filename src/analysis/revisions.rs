@@ -152,21 +152,20 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 ),
             };
             out.push(Finding::new(
-                MD0204,
+                MD0204::message(
+                    "The namespace",
+                    ask.revision.clone(),
+                    format!("label {REVISION_LABEL}={}", ask.revision),
+                    served_list.clone(),
+                    effect,
+                    fix,
+                ),
                 Some(at_label(
                     ResourceRef::of(ns),
                     ns,
                     "metadata.labels",
                     REVISION_LABEL,
                 )),
-                &[
-                    "The namespace".into(),
-                    ask.revision.clone().into(),
-                    format!("label {REVISION_LABEL}={}", ask.revision).into(),
-                    served_list.clone().into(),
-                    effect.into(),
-                    fix.into(),
-                ],
             ));
         }
 
@@ -215,21 +214,20 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(Finding::new(
-                MD0204,
+                MD0204::message(
+                    format!("{} {ns}/{}", w.object.kind(), w.object.name()),
+                    ask.revision.clone(),
+                    format!("pod template label {REVISION_LABEL}={}", ask.revision),
+                    served_list.clone(),
+                    "its new pods will start without the Istio proxy",
+                    pod_fix(&ask.revision),
+                ),
                 Some(at_label(
                     ResourceRef::of(w),
                     w,
                     "spec.template.metadata.labels",
                     REVISION_LABEL,
                 )),
-                &[
-                    format!("{} {ns}/{}", w.object.kind(), w.object.name()).into(),
-                    ask.revision.clone().into(),
-                    format!("pod template label {REVISION_LABEL}={}", ask.revision).into(),
-                    served_list.clone().into(),
-                    "its new pods will start without the Istio proxy".into(),
-                    pod_fix(&ask.revision).into(),
-                ],
             ));
         }
         for p in in_cluster(&snapshot.pods, cluster) {
@@ -263,21 +261,20 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(Finding::new(
-                MD0204,
+                MD0204::message(
+                    format!("Pod {ns}/{}", p.object.name()),
+                    ask.revision.clone(),
+                    format!("label {REVISION_LABEL}={}", ask.revision),
+                    served_list.clone(),
+                    "it started without the Istio proxy, and so will its replacements",
+                    pod_fix(&ask.revision),
+                ),
                 Some(at_label(
                     ResourceRef::of(p),
                     p,
                     "metadata.labels",
                     REVISION_LABEL,
                 )),
-                &[
-                    format!("Pod {ns}/{}", p.object.name()).into(),
-                    ask.revision.clone().into(),
-                    format!("label {REVISION_LABEL}={}", ask.revision).into(),
-                    served_list.clone().into(),
-                    "it started without the Istio proxy, and so will its replacements".into(),
-                    pod_fix(&ask.revision).into(),
-                ],
             ));
         }
     }

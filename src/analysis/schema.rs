@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::Input;
 use super::schema_common::{Validation, metadata};
 use super::schema_virtualservice;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{
     HttpMatch, HttpRoute, RouteDestination, StringMatch, Typed, VirtualService,
@@ -28,9 +28,8 @@ fn reference(resource: &Located<ConfigObject>) -> Option<ResourceRef> {
 pub fn invalid(input: &Input, out: &mut Vec<Finding>) {
     for (resource, reason) in &input.config.invalid {
         out.push(Finding::new(
-            messages::IST0106,
+            messages::IST0106::message(reason),
             reference(resource),
-            &[Arg::from(reason)],
         ));
     }
 }
@@ -143,9 +142,8 @@ fn unreachable_rules(vs: &Typed<VirtualService>, out: &mut Vec<Finding>) {
     let spec = &vs.resource.object.spec;
     let mut unused = |rule: String, reason: &str| {
         out.push(Finding::new(
-            messages::IST0130,
+            messages::IST0130::message(rule, reason),
             reference(vs.resource),
-            &[rule.into(), reason.into()],
         ))
     };
     let mut ineffective: Vec<(String, String, String)> = Vec::new();
@@ -213,9 +211,8 @@ fn unreachable_rules(vs: &Typed<VirtualService>, out: &mut Vec<Finding>) {
     }
     for (rule, matched, dup) in ineffective {
         out.push(Finding::new(
-            messages::IST0131,
+            messages::IST0131::message(rule, matched, dup),
             reference(vs.resource),
-            &[rule.into(), matched.into(), dup.into()],
         ));
     }
 }
@@ -412,9 +409,8 @@ pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
         }
         for e in errors {
             out.push(Finding::new(
-                messages::IST0106,
+                messages::IST0106::message(e),
                 reference(dr.resource),
-                &[e.into()],
             ));
         }
     }
@@ -428,9 +424,8 @@ const ENVOY_FILTER_WARNING: &str = "EnvoyFilter exposes internal implementation 
 pub fn envoy_filters(input: &Input, out: &mut Vec<Finding>) {
     for ef in &input.config.envoy_filters {
         out.push(Finding::new(
-            messages::IST0133,
+            messages::IST0133::message(ENVOY_FILTER_WARNING),
             reference(ef.resource),
-            &[ENVOY_FILTER_WARNING.into()],
         ));
         for patch in &ef.spec.config_patches {
             if !matches!(
@@ -454,12 +449,10 @@ pub fn envoy_filters(input: &Input, out: &mut Vec<Finding>) {
             if !typed {
                 let name = value.get("name").and_then(Value::as_str).unwrap_or("");
                 out.push(Finding::new(
-                    messages::IST0133,
+                    messages::IST0133::message(format!(
+                        "using deprecated types by name without typed_config; {name}"
+                    )),
                     reference(ef.resource),
-                    &[
-                        format!("using deprecated types by name without typed_config; {name}")
-                            .into(),
-                    ],
                 ));
             }
         }

@@ -39,16 +39,14 @@ impl Validation {
     pub fn report(self, resource: &ResourceRef, out: &mut Vec<Finding>) {
         for e in self.errors {
             out.push(Finding::new(
-                messages::IST0106,
+                messages::IST0106::message(e),
                 Some(resource.clone()),
-                &[e.into()],
             ));
         }
         for w in self.warnings {
             out.push(Finding::new(
-                messages::IST0133,
+                messages::IST0133::message(w),
                 Some(resource.clone()),
-                &[w.into()],
             ));
         }
     }

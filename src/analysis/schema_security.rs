@@ -33,16 +33,14 @@ impl Validation {
     pub(super) fn report(self, resource: &Located<ConfigObject>, out: &mut Vec<Finding>) {
         for e in self.errors {
             out.push(Finding::new(
-                messages::IST0106,
+                messages::IST0106::message(e),
                 Some(ResourceRef::of(resource)),
-                &[e.into()],
             ));
         }
         for w in self.warnings {
             out.push(Finding::new(
-                messages::IST0133,
+                messages::IST0133::message(w),
                 Some(ResourceRef::of(resource)),
-                &[w.into()],
             ));
         }
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::findings::messages::{Arg, IST0116, IST0137};
+use crate::findings::messages::{IST0116, IST0137};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
 use crate::kube::snapshot::{Located, Object, Snapshot, Workload};
@@ -143,9 +143,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 let mut names: Vec<String> = by_protocol.values().flatten().cloned().collect();
                 names.sort();
                 out.push(Finding::new(
-                    IST0116,
+                    IST0116::message(workload.name(), *port, names),
                     Some(reference()),
-                    &[workload.name().into(), (*port).into(), names.into()],
                 ));
             }
         }
@@ -155,14 +154,8 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 names.sort();
                 let ports: Vec<String> = by_port.keys().map(i32::to_string).collect();
                 out.push(Finding::new(
-                    IST0137,
+                    IST0137::message(workload.name(), names, target.as_str(), ports),
                     Some(reference()),
-                    &[
-                        workload.name().into(),
-                        names.into(),
-                        target.as_str().into(),
-                        Arg::List(ports),
-                    ],
                 ));
             }
         }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::Input;
 use super::virtualservice::full_name;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::host::{EXPORT_ALL, EXPORT_LOCAL};
 
@@ -40,12 +40,11 @@ pub fn protocol_addresses(input: &Input, out: &mut Vec<Finding>) {
         for (i, port) in se.spec.ports.iter().enumerate() {
             if port.protocol.is_empty() || port.protocol.eq_ignore_ascii_case("TCP") {
                 out.push(Finding::new(
-                    messages::IST0134,
+                    messages::IST0134::message(),
                     Some(
                         ResourceRef::of(se.resource)
                             .at_field(se.resource, &format!("spec.ports[{i}].name")),
                     ),
-                    &[],
                 ));
             }
         }
@@ -113,14 +112,8 @@ pub fn conflicting_protocols(input: &Input, out: &mut Vec<Finding>) {
             }
             let se = &entries[*n];
             out.push(Finding::new(
-                messages::IST0177,
+                messages::IST0177::message(&names, *host, i64::from(*port), &protocols),
                 Some(ResourceRef::of(se.resource).at_field(se.resource, "metadata.name")),
-                &[
-                    Arg::from(&names),
-                    (*host).into(),
-                    i64::from(*port).into(),
-                    Arg::from(&protocols),
-                ],
             ));
         }
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::Input;
 use super::gateway::selector_string;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Sidecar, Typed};
 use crate::kube::selector::labels_match;
@@ -80,9 +80,8 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
             let mut reference = ResourceRef::of(sc.resource);
             reference.line = line.or(reference.line);
             out.push(Finding::new(
-                messages::IST0101,
+                messages::IST0101::message("selector", selector_string(selector)),
                 Some(reference),
-                &["selector".into(), selector_string(selector).into()],
             ));
         }
     }
@@ -98,17 +97,17 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 if !reported.contains(&key) {
                     reported.push(key);
                     out.push(Finding::new(
-                        messages::IST0167,
+                        messages::IST0167::message(
+                            "selected workload is in ambient mode, the policy has no impact",
+                        ),
                         Some(ResourceRef::of(sc.resource)),
-                        &["selected workload is in ambient mode, the policy has no impact".into()],
                     ));
                 }
                 continue;
             }
             out.push(Finding::new(
-                messages::IST0110,
+                messages::IST0110::message(all.clone(), *ns, *pod),
                 Some(ResourceRef::of(sc.resource).at_field(sc.resource, "metadata.name")),
-                &[Arg::List(all.clone()), (*ns).into(), (*pod).into()],
             ));
         }
     }
@@ -126,9 +125,10 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
                 if !reported.contains(&key) {
                     reported.push(key);
                     out.push(Finding::new(
-                        messages::IST0167,
+                        messages::IST0167::message(
+                            "namespace is in ambient mode, the policy has no impact",
+                        ),
                         Some(ResourceRef::of(sc.resource)),
-                        &["namespace is in ambient mode, the policy has no impact".into()],
                     ));
                 }
             }
@@ -138,9 +138,8 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
             let all = names(list);
             for sc in list {
                 out.push(Finding::new(
-                    messages::IST0111,
+                    messages::IST0111::message(all.clone(), *ns),
                     Some(ResourceRef::of(sc.resource)),
-                    &[Arg::List(all.clone()), (*ns).into()],
                 ));
             }
         }

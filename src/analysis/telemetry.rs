@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::Input;
 use super::gateway::selector_string;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Telemetry, Typed};
 use crate::kube::selector::labels_match;
@@ -41,9 +41,8 @@ pub fn providers(input: &Input, out: &mut Vec<Finding>) {
             }
             if logging.providers.is_empty() {
                 out.push(Finding::new(
-                    messages::IST0157,
+                    messages::IST0157::message(t.name(), t.namespace()),
                     Some(ResourceRef::of(t.resource)),
-                    &[t.name().into(), t.namespace().into()],
                 ));
             }
         }
@@ -77,9 +76,8 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
             let first = selector.keys().next().map(String::as_str).unwrap_or("");
             let path = format!("spec.selector.matchLabels.{first}");
             out.push(Finding::new(
-                messages::IST0101,
+                messages::IST0101::message("selector", selector_string(selector)),
                 Some(ResourceRef::of(t.resource).at_field(t.resource, &path)),
-                &["selector".into(), selector_string(selector).into()],
             ));
         }
     }
@@ -90,9 +88,8 @@ pub fn selectors(input: &Input, out: &mut Vec<Finding>) {
         let all = names(list);
         for t in list {
             out.push(Finding::new(
-                messages::IST0159,
+                messages::IST0159::message(all.clone(), *ns, *pod),
                 Some(ResourceRef::of(t.resource).at_field(t.resource, "metadata.name")),
-                &[Arg::List(all.clone()), (*ns).into(), (*pod).into()],
             ));
         }
     }
@@ -114,9 +111,8 @@ pub fn default_selectors(input: &Input, out: &mut Vec<Finding>) {
         let all = names(list);
         for t in list {
             out.push(Finding::new(
-                messages::IST0160,
+                messages::IST0160::message(all.clone(), *ns),
                 Some(ResourceRef::of(t.resource)),
-                &[Arg::List(all.clone()), (*ns).into()],
             ));
         }
     }
@@ -143,15 +139,11 @@ pub fn lightstep(input: &Input, out: &mut Vec<Finding>) {
         for tracing in t.spec.tracing.iter().flatten() {
             for p in tracing.providers.iter().flatten() {
                 if lightstep.contains(&p.name.as_str()) {
-                    out.push(Finding::new(
-                        messages::IST0002,
-                        Some(ResourceRef::of(t.resource)),
-                        &[format!(
+                    out.push(Finding::new(messages::IST0002::message(format!(
                             "The Lightstep provider {} is deprecated, please migrate to OpenTelemetry provider.",
                             p.name
                         )
-                        .into()],
-                    ));
+                        ), Some(ResourceRef::of(t.resource))));
                 }
             }
         }

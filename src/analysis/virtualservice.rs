@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::Input;
-use crate::findings::messages::{self, Arg};
+use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::host::{self, EXPORT_ALL, EXPORT_LOCAL, ServiceHosts, ServiceTarget};
 use crate::istio::config::{Destination, Typed, VirtualService};
@@ -156,9 +156,8 @@ pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
             for d in list {
                 match hosts.destination(vs.namespace(), &vs.spec.export_to, &d.destination.host) {
                     None => out.push(Finding::new(
-                        messages::IST0101,
+                        messages::IST0101::message(label, &d.destination.host),
                         at(vs, &d.path()),
-                        &[label.into(), Arg::from(&d.destination.host)],
                     )),
                     Some(target) => check_ports(vs, &d, target, out),
                 }
@@ -176,12 +175,11 @@ pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
                 }
                 for other in with_subsets.get(d.host.as_str()).into_iter().flatten() {
                     out.push(Finding::new(
-                        messages::IST0140,
+                        messages::IST0140::message(other, &own),
                         at(
                             vs,
                             &format!("spec.{}[{rule}].route[{route}].destination.host", http.name),
                         ),
-                        &[other.into(), Arg::from(&own)],
                     ));
                 }
             }
@@ -200,21 +198,19 @@ fn check_ports(
             if target.ports.len() > 1 {
                 let numbers: Vec<String> = target.ports.iter().map(|p| p.0.to_string()).collect();
                 out.push(Finding::new(
-                    messages::IST0112,
+                    messages::IST0112::message(&d.destination.host, numbers),
                     at(vs, &d.path()),
-                    &[Arg::from(&d.destination.host), Arg::List(numbers)],
                 ));
             }
         }
         Some(port) => {
             if !target.ports.iter().any(|p| p.0 == port.number) {
                 out.push(Finding::new(
-                    messages::IST0101,
+                    messages::IST0101::message(
+                        "host:port",
+                        format!("{}:{}", d.destination.host, port.number),
+                    ),
                     at(vs, &d.path()),
-                    &[
-                        "host:port".into(),
-                        format!("{}:{}", d.destination.host, port.number).into(),
-                    ],
                 ));
             }
         }
@@ -249,12 +245,11 @@ pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
                 let (ns, name) = host::resource_name(vs.namespace(), &d.destination.host);
                 if !subsets.contains(&(ns, name, subset)) {
                     out.push(Finding::new(
-                        messages::IST0101,
+                        messages::IST0101::message(
+                            label,
+                            format!("{}+{subset}", d.destination.host),
+                        ),
                         at(vs, &d.path()),
-                        &[
-                            label.into(),
-                            format!("{}+{subset}", d.destination.host).into(),
-                        ],
                     ));
                 }
             }
@@ -310,9 +305,8 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
             let local = gw_name.split_once('/').map_or(gw_name.as_str(), |(_, n)| n);
             if local.contains(INTERNAL_GATEWAY_MARK) {
                 out.push(Finding::new(
-                    messages::IST0165,
+                    messages::IST0165::message(&own, gw_name),
                     at(vs, &path),
-                    &[Arg::from(&own), Arg::from(gw_name)],
                 ));
                 continue;
             }
@@ -324,9 +318,8 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
                 .or_else(|| k8s_hosts.get(&(ns.as_str(), name.as_str())));
             if found.is_none() {
                 out.push(Finding::new(
-                    messages::IST0101,
+                    messages::IST0101::message("gateway", gw_name),
                     at(vs, &path),
-                    &["gateway".into(), Arg::from(gw_name)],
                 ));
             }
             let gw_hosts = found.map(Vec::as_slice).unwrap_or_default();
@@ -335,13 +328,8 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
                 .any(|gh| vs.spec.hosts.iter().any(|h| host::matches(gh, h)));
             if !in_gateway {
                 out.push(Finding::new(
-                    messages::IST0132,
+                    messages::IST0132::message(vs.spec.hosts.clone(), &own, full_name(&ns, &name)),
                     at(vs, &path),
-                    &[
-                        Arg::List(vs.spec.hosts.clone()),
-                        Arg::from(&own),
-                        full_name(&ns, &name).into(),
-                    ],
                 ));
             }
         }
@@ -412,9 +400,8 @@ pub fn conflicting_mesh_gateway_hosts(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(Finding::new(
-                messages::IST0109,
+                messages::IST0109::message(&names, format!("{scope}/{fqdn}")),
                 at(vs, "metadata.name"),
-                &[Arg::from(&names), format!("{scope}/{fqdn}").into()],
             ));
         }
     }
@@ -472,13 +459,8 @@ pub fn jwt_claim_route(input: &Input, out: &mut Vec<Finding>) {
                     .any(|sel| labels_match(sel, &labels));
                 if !covered {
                     out.push(Finding::new(
-                        messages::IST0149,
+                        messages::IST0149::message(key, full_name(&ns, &name), pod.object.name()),
                         Some(ResourceRef::of(vs.resource)),
-                        &[
-                            key.into(),
-                            full_name(&ns, &name).into(),
-                            pod.object.name().into(),
-                        ],
                     ));
                 }
             }

@@ -141,15 +141,11 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                     .map(|o| o.as_str())
                     .collect();
                 let (wh, _) = hooks[*name];
-                out.push(Finding::new(
-                    messages::IST0139,
-                    Some(ResourceRef::of(wh)),
-                    &[format!(
+                out.push(Finding::new(messages::IST0139::message(format!(
                         "Webhook overlaps with others: [{}]. This may cause injection to occur twice.",
                         others.join(" ")
                     )
-                    .into()],
-                ));
+                    ), Some(ResourceRef::of(wh))));
             }
         }
     }
@@ -167,12 +163,10 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 format!("{}/{}", svc.namespace, svc.name)
             };
             out.push(Finding::new(
-                messages::IST0139,
-                Some(ResourceRef::of(*wh)),
-                &[format!(
+                messages::IST0139::message(format!(
                     "Injector refers to a control plane service that does not exist: {full}."
-                )
-                .into()],
+                )),
+                Some(ResourceRef::of(*wh)),
             ));
         }
     }

@@ -364,9 +364,8 @@ impl<'a> Builder<'a> {
             ),
         );
         self.findings.push(Finding::new(
-            MD0111,
+            MD0111::message(self.full_name(), reasons.join("; ")),
             Some(self.pod_ref()),
-            &[self.full_name().into(), reasons.join("; ").into()],
         ));
     }
 
@@ -377,9 +376,8 @@ impl<'a> Builder<'a> {
             format!("asked for by the {asked_by}, but the pod has an istio-proxy sidecar"),
         ));
         self.findings.push(Finding::new(
-            MD0112,
+            MD0112::message(self.full_name(), asked_by),
             Some(self.pod_ref()),
-            &[self.full_name().into(), asked_by.into()],
         ));
         let healthy = self
             .verdict

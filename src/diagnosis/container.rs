@@ -41,9 +41,8 @@ impl<'a> Builder<'a> {
             ),
         );
         self.findings.push(Finding::new(
-            MD0108,
+            MD0108::message(self.full_name(), detail),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
         ));
         self.next_steps.push(step(
             "Check the proxy image reference (the injector's global.proxy.image / hub / tag, or the sidecar.istio.io/proxyImage annotation)",
@@ -88,9 +87,8 @@ impl<'a> Builder<'a> {
             ),
         );
         self.findings.push(Finding::new(
-            MD0108,
+            MD0108::message(self.full_name(), detail),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
         ));
         self.next_steps.push(step(
             "Raise the proxy's memory limit (annotation sidecar.istio.io/proxyMemoryLimit on the pod template, or the injector's global.proxy.resources); its current resources:",

@@ -240,13 +240,8 @@ impl<'a> Builder<'a> {
             format!("ADS cluster {ads} -> {wrong_text}, but {istiod}"),
         ));
         self.findings.push(Finding::new(
-            MD0109,
+            MD0109::message(self.full_name(), wrong_text.clone(), istiod),
             Some(self.pod_ref()),
-            &[
-                self.full_name().into(),
-                wrong_text.clone().into(),
-                istiod.into(),
-            ],
         ));
         self.next_steps.push(step(
             format!(

@@ -307,9 +307,8 @@ impl<'a> Builder<'a> {
             ),
         );
         self.findings.push(Finding::new(
-            MD0110,
+            MD0110::message(self.full_name(), names.join(", ")),
             Some(self.pod_ref()),
-            &[self.full_name().into(), names.join(", ").into()],
         ));
         self.next_steps.push(step(
             "Use a native sidecar (Kubernetes 1.29 or newer): istio-proxy then runs as an init container with restartPolicy Always and the kubelet stops it when the application exits. Per workload, annotate the pod template with sidecar.istio.io/nativeSidecar: \"true\"; mesh-wide, set istiod's ENABLE_NATIVE_SIDECARS=true",

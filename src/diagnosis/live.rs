@@ -51,9 +51,8 @@ impl<'a> Builder<'a> {
                     ),
                 );
                 self.findings.push(Finding::new(
-                    MD0104,
+                    MD0104::message(self.full_name(), what),
                     Some(self.pod_ref()),
-                    &[self.full_name().into(), what.into()],
                 ));
                 self.next_steps.push(step(
                     "istiod logs why the proxy rejected the update (look for NACK)",
@@ -106,9 +105,8 @@ impl<'a> Builder<'a> {
                         ),
                     );
                     self.findings.push(Finding::new(
-                        MD0105,
+                        MD0105::message(self.full_name(), what),
                         Some(self.pod_ref()),
-                        &[self.full_name().into(), what.into()],
                     ));
                     found = true;
                 }
@@ -162,9 +160,8 @@ impl<'a> Builder<'a> {
                 ),
             );
             self.findings.push(Finding::new(
-                MD0106,
+                MD0106::message(self.full_name(), unready.clone()),
                 Some(self.pod_ref()),
-                &[self.full_name().into(), unready.clone().into()],
             ));
             self.next_steps.push(step(
                 "See the failing readiness probe and the application's log",

@@ -61,9 +61,8 @@ impl<'a> Builder<'a> {
                     ),
                 );
                 self.findings.push(Finding::new(
-                    MD0103,
+                    MD0103::message("Pod", full, asked_by),
                     Some(self.pod_ref()),
-                    &["Pod".into(), full.into(), asked_by.into()],
                 ));
                 self.next_steps.push(step(
                     "Is istiod installed and running?",
@@ -94,7 +93,7 @@ impl<'a> Builder<'a> {
                     ),
                 );
                 self.findings
-                    .push(Finding::new(IST0103, Some(self.pod_ref()), &[full.into()]));
+                    .push(Finding::new(IST0103::message(full), Some(self.pod_ref())));
                 self.next_steps.push(self.restart_step());
             }
             Decision::NotInjected(skip) => {
@@ -145,7 +144,7 @@ impl<'a> Builder<'a> {
                 match skip {
                     Skip::NotRequested => {
                         self.findings.push(Finding::new(
-                            IST0102,
+                            IST0102::message(self.namespace.clone(), self.namespace.clone()),
                             Some(ResourceRef {
                                 kind: "Namespace".to_string(),
                                 namespace: None,
@@ -154,7 +153,6 @@ impl<'a> Builder<'a> {
                                 line: None,
                                 cluster: None,
                             }),
-                            &[self.namespace.clone().into(), self.namespace.clone().into()],
                         ));
                         self.next_steps.push(step(
                             "To mesh the namespace, label it, then restart its workloads",
@@ -183,9 +181,8 @@ impl<'a> Builder<'a> {
                             ));
                         } else {
                             self.findings.push(Finding::new(
-                                MD0103,
+                                MD0103::message("Pod", full, asked_by),
                                 Some(self.pod_ref()),
-                                &["Pod".into(), full.into(), asked_by.into()],
                             ));
                         }
                         self.next_steps.push(step(

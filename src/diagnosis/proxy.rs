@@ -311,9 +311,8 @@ impl<'a> Builder<'a> {
             _ => self.set_verdict(VerdictKind::BootstrapCrash, "bootstrap crash", summary),
         }
         self.findings.push(Finding::new(
-            MD0101,
+            MD0101::message(self.full_name(), reason),
             Some(self.pod_ref()),
-            &[self.full_name().into(), reason.into()],
         ));
         for m in &matches {
             self.evidence.push(log_evidence(m));
@@ -479,9 +478,8 @@ impl<'a> Builder<'a> {
             format!("The sidecar has not started: {detail}."),
         );
         self.findings.push(Finding::new(
-            MD0107,
+            MD0107::message(self.full_name(), detail.clone()),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.clone().into()],
         ));
         self.check_root_cert();
         match reason.as_deref() {
@@ -585,9 +583,8 @@ impl<'a> Builder<'a> {
             format!("{detail}."),
         );
         self.findings.push(Finding::new(
-            MD0107,
+            MD0107::message(self.full_name(), reason.clone()),
             Some(self.pod_ref()),
-            &[self.full_name().into(), reason.clone().into()],
         ));
         for m in self.log_matches(Family::ControlPlane) {
             self.evidence.push(log_evidence(m));
@@ -742,9 +739,8 @@ impl<'a> Builder<'a> {
             ),
         );
         self.findings.push(Finding::new(
-            MD0102,
+            MD0102::message(self.full_name(), detail),
             Some(self.pod_ref()),
-            &[self.full_name().into(), detail.into()],
         ));
         if let Some(uptime) = admin
             .and_then(|a| a.server_info.ok())

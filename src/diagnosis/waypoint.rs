@@ -216,14 +216,13 @@ impl<'a> Builder<'a> {
                         self.checks
                             .push(check(WAYPOINT_CHECK, CheckStatus::Fail, &text));
                         self.findings.push(Finding::new(
-                            MD0113,
+                            MD0113::message(
+                                who.clone(),
+                                w.full_name(),
+                                w.by.clone(),
+                                problem.clone(),
+                            ),
                             Some(self.pod_ref()),
-                            &[
-                                who.clone().into(),
-                                w.full_name().into(),
-                                w.by.clone().into(),
-                                problem.clone().into(),
-                            ],
                         ));
                         unusable.push(format!("{who}: {problem}"));
                         found_any = true;
@@ -288,13 +287,8 @@ impl<'a> Builder<'a> {
                             };
                             let target = format!("Service {}/{}", self.namespace, r.name);
                             self.findings.push(Finding::new(
-                                MD0404,
+                                MD0404::message(name.clone(), target.clone(), why.clone()),
                                 Some(self.pod_ref()),
-                                &[
-                                    name.clone().into(),
-                                    target.clone().into(),
-                                    why.clone().into(),
-                                ],
                             ));
                             gaps.push(format!("AuthorizationPolicy {name} targets {target}, which {why}: nothing enforces it"));
                         }
@@ -313,13 +307,12 @@ impl<'a> Builder<'a> {
                     applied += 1;
                     if let Some(gap) = waypoint::ztunnel_gap(&spec) {
                         self.findings.push(Finding::new(
-                            MD0403,
+                            MD0403::message(
+                                name.clone(),
+                                format!("Pod {}", self.full_name()),
+                                gap.clone(),
+                            ),
                             Some(self.pod_ref()),
-                            &[
-                                name.clone().into(),
-                                format!("Pod {}", self.full_name()).into(),
-                                gap.clone().into(),
-                            ],
                         ));
                         gaps.push(format!("AuthorizationPolicy {name}: {gap}"));
                         // istiod says the same on the policy when it converts it for ztunnel.
@@ -513,14 +506,13 @@ impl<'a> Builder<'a> {
                         {
                             applied += 1;
                             findings.push(Finding::new(
-                                crate::findings::messages::MD0412,
+                                crate::findings::messages::MD0412::message(
+                                    kind.to_string(),
+                                    name.clone(),
+                                    format!("Pod {}", self.full_name()),
+                                    skips.to_string(),
+                                ),
                                 Some(self.pod_ref()),
-                                &[
-                                    kind.to_string().into(),
-                                    name.clone().into(),
-                                    format!("Pod {}", self.full_name()).into(),
-                                    skips.to_string().into(),
-                                ],
                             ));
                             gaps.push(format!(
                                 "{kind} {name} selects it, and ztunnel does not {skips}: nothing applies it"
@@ -551,15 +543,14 @@ impl<'a> Builder<'a> {
                 let Some(why) = without(&t) else { continue };
                 let service = format!("{}/{t}", self.namespace);
                 findings.push(Finding::new(
-                    crate::findings::messages::MD0413,
+                    crate::findings::messages::MD0413::message(
+                        kind.to_string(),
+                        name.clone(),
+                        service.clone(),
+                        why.clone(),
+                        lost.to_string(),
+                    ),
                     Some(self.pod_ref()),
-                    &[
-                        kind.to_string().into(),
-                        name.clone().into(),
-                        service.clone().into(),
-                        why.clone().into(),
-                        lost.to_string().into(),
-                    ],
                 ));
                 gaps.push(format!(
                     "{kind} {name} is for Service {service}, which {why}: {lost}"

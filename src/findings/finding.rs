@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::findings::messages::{self, Arg, Level, MessageType};
+use crate::findings::messages::{Level, Message, MessageType};
 use crate::kube::snapshot::{Located, Object};
 
 /// The resource a finding is about, and where it was read from.
@@ -82,15 +82,13 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
-        message_type: &'static MessageType,
-        resource: Option<ResourceRef>,
-        args: &[Arg],
-    ) -> Self {
+    /// A finding about a resource (`None`: about the whole analysis or cluster), from a message made
+    /// by its code's constructor: `Finding::new(IST0101::message(reftype, refval), resource)`.
+    pub fn new(message: Message, resource: Option<ResourceRef>) -> Self {
         Finding {
-            message_type,
+            message_type: message.message_type(),
             resource,
-            message: messages::format(message_type.template, args),
+            message: message.into_text(),
             cluster: None,
         }
     }

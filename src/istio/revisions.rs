@@ -76,20 +76,18 @@ pub fn pod_unserved_revision(
         )
     };
     let finding = Finding::new(
-        MD0204,
-        Some(pod),
-        &[
-            subject.into(),
-            ask.revision.clone().into(),
-            how.into(),
-            served_text(&served).into(),
-            "this pod was created without the Istio proxy, and so will be its replacements".into(),
+        MD0204::message(
+            subject,
+            ask.revision.clone(),
+            how,
+            served_text(&served),
+            "this pod was created without the Istio proxy, and so will be its replacements",
             format!(
                 "Point it at a served revision or tag, then restart the pod's workload; or install revision {}.",
                 ask.revision
-            )
-            .into(),
-        ],
+            ),
+        ),
+        Some(pod),
     );
     Some((finding, fix))
 }

@@ -60,13 +60,14 @@ impl Coverage<'_> {
     /// that was skipped (origin: the check, also under `check`), MD0002 for documents of a kind
     /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
     fn values(&self) -> Vec<Value> {
-        use crate::findings::messages::{MD0001, MD0002, MessageType, format};
-        let message = |m: &MessageType, text: String, origin: &str| -> Map<String, Value> {
+        use crate::findings::messages::{MD0001, MD0002, Message};
+        let message = |m: Message, origin: &str| -> Map<String, Value> {
             let mut v = Map::new();
-            v.insert("code".into(), m.code.into());
-            v.insert("documentationUrl".into(), m.documentation_url().into());
-            v.insert("level".into(), m.level.as_str().into());
-            v.insert("message".into(), text.into());
+            let code = m.message_type();
+            v.insert("code".into(), code.code.into());
+            v.insert("documentationUrl".into(), code.documentation_url().into());
+            v.insert("level".into(), code.level.as_str().into());
+            v.insert("message".into(), m.into_text().into());
             v.insert("origin".into(), origin.into());
             v
         };
@@ -74,18 +75,16 @@ impl Coverage<'_> {
             .skipped
             .iter()
             .map(|s| {
-                let text = format(
-                    MD0001.template,
-                    &[s.check.as_str().into(), s.reason.as_str().into()],
+                let mut v = message(
+                    MD0001::message(s.check.as_str(), s.reason.as_str()),
+                    &s.check,
                 );
-                let mut v = message(MD0001, text, &s.check);
                 v.insert("check".into(), s.check.clone().into());
                 Value::Object(v)
             })
             .collect();
         out.extend(self.not_analysed.iter().map(|(kind, n)| {
-            let text = format(MD0002.template, &[(*n).into(), kind.as_str().into()]);
-            let mut v = message(MD0002, text, kind);
+            let mut v = message(MD0002::message(*n, kind.as_str()), kind);
             v.insert("kind".into(), kind.clone().into());
             v.insert("documents".into(), (*n).into());
             Value::Object(v)

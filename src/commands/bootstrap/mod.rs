@@ -318,9 +318,8 @@ fn envoy_finding(verdict: &EnvoyVerdict, problems: &[Problem], shown: &Arc<str>)
         String::new()
     };
     Finding::new(
-        messages::MD0309,
+        messages::MD0309::message(reason, note),
         Some(resource(shown, None)),
-        &[reason.into(), note.into()],
     )
 }
 

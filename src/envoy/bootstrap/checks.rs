@@ -13,7 +13,7 @@ use super::schema::{
     GRPC_SERVICE, NODE, STATIC_RESOURCES, Schema, shape,
 };
 use super::{Bootstrap, ISTIO_XDS_CLUSTER, JsonPath, NodeId, Problem, RESERVED_PORTS};
-use crate::findings::messages::{self, Arg, MessageType};
+use crate::findings::messages::{self, Message};
 use crate::formats::yaml::LineTree;
 
 /// The name closest to `wanted` among `names`, when it is close enough to be a likely typo.
@@ -128,11 +128,11 @@ pub(super) struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn report(&mut self, message_type: &'static MessageType, path: JsonPath, args: &[Arg]) {
+    fn report(&mut self, message: Message, path: JsonPath) {
         let line = self.lines.map(|tree| path.line_in(tree));
         self.problems.push(Problem {
-            message_type,
-            message: messages::format(message_type.template, args),
+            message_type: message.message_type(),
+            message: message.into_text(),
             path,
             line,
             column: None,
@@ -209,14 +209,8 @@ impl Checker<'_> {
                         _ => kind.expected(),
                     };
                     self.report(
-                        messages::MD0312,
+                        messages::MD0312::message(what, schema.name, expected, found),
                         at,
-                        &[
-                            what.into(),
-                            schema.name.into(),
-                            expected.into(),
-                            found.into(),
-                        ],
                     );
                 }
                 continue;
@@ -225,9 +219,8 @@ impl Checker<'_> {
                 .map(|f| format!(" Did you mean {f:?}?"))
                 .unwrap_or_default();
             self.report(
-                messages::MD0308,
+                messages::MD0308::message(schema.name, key, hint),
                 path.key(key),
-                &[schema.name.into(), key.into(), hint.into()],
             );
         }
     }
@@ -274,9 +267,8 @@ impl Checker<'_> {
                     }
                 };
                 self.report(
-                    messages::MD0301,
+                    messages::MD0301::message(label, name.as_str(), why, hint),
                     path,
-                    &[label.into(), name.as_str().into(), why.into(), hint.into()],
                 );
             }
         }
@@ -290,9 +282,8 @@ impl Checker<'_> {
                 Some(earlier) => {
                     let place = self.place(earlier);
                     self.report(
-                        messages::MD0302,
+                        messages::MD0302::message(cluster.name, place),
                         cluster.path.key("name"),
-                        &[cluster.name.into(), place.into()],
                     );
                 }
                 None => {
@@ -346,15 +337,8 @@ impl Checker<'_> {
                     }
                     let list = names.join(", ");
                     self.report(
-                        messages::MD0303,
+                        messages::MD0303::message(listener_name.as_str(), verb, target, list, hint),
                         path,
-                        &[
-                            listener_name.as_str().into(),
-                            verb.into(),
-                            target.into(),
-                            list.into(),
-                            hint.into(),
-                        ],
                     );
                 }
             }
@@ -387,14 +371,7 @@ impl Checker<'_> {
             } else {
                 "is missing"
             };
-            self.report(
-                messages::MD0304,
-                id_path.clone(),
-                &[
-                    what.into(),
-                    "Envoy refuses to start a bootstrap that has xDS config sources without node.id and node.cluster".into(),
-                ],
-            );
+            self.report(messages::MD0304::message(what, "Envoy refuses to start a bootstrap that has xDS config sources without node.id and node.cluster"), id_path.clone());
         }
         let cluster_field = node.and_then(|n| object_field(n, "cluster"));
         let cluster = cluster_field.and_then(|(_, v)| v.as_str()).unwrap_or("");
@@ -404,7 +381,7 @@ impl Checker<'_> {
                 Some((k, _)) => ("is empty", node_path.key(k)),
                 None => ("is missing", node_path.key("cluster")),
             };
-            self.report(messages::MD0305, path, &[what.into()]);
+            self.report(messages::MD0305::message(what), path);
         }
         if id.is_empty() || !is_istio_proxy(root) {
             return;
@@ -415,18 +392,16 @@ impl Checker<'_> {
         let node_id = NodeId::parse(id, metadata);
         if !node_id.errors.is_empty() {
             self.report(
-                messages::MD0304,
+                messages::MD0304::message(
+                    format!("{id:?} is not one istiod accepts"),
+                    node_id.errors.join("; "),
+                ),
                 id_path,
-                &[
-                    format!("{id:?} is not one istiod accepts").into(),
-                    node_id.errors.join("; ").into(),
-                ],
             );
         } else if !node_id.oddities.is_empty() {
             self.report(
-                messages::MD0310,
+                messages::MD0310::message(id, node_id.oddities.join("; ")),
                 id_path,
-                &[id.into(), node_id.oddities.join("; ").into()],
             );
         }
     }
@@ -451,13 +426,8 @@ impl Checker<'_> {
             }
             if let Some((_, owner)) = RESERVED_PORTS.iter().find(|(p, _)| *p == bind.port) {
                 self.report(
-                    messages::MD0306,
+                    messages::MD0306::message(bind.what.as_str(), i64::from(bind.port), *owner),
                     bind.path.clone(),
-                    &[
-                        bind.what.as_str().into(),
-                        i64::from(bind.port).into(),
-                        (*owner).into(),
-                    ],
                 );
             }
         }
@@ -485,14 +455,13 @@ impl Checker<'_> {
                         b.what.replacen("Listener ", "listener ", 1)
                     };
                     self.report(
-                        messages::MD0311,
+                        messages::MD0311::message(
+                            a.what.as_str(),
+                            other,
+                            b.endpoint(),
+                            consequence,
+                        ),
                         b.path.clone(),
-                        &[
-                            a.what.as_str().into(),
-                            other.into(),
-                            b.endpoint().into(),
-                            consequence.into(),
-                        ],
                     );
                 }
             }

@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::findings::messages::{self, Arg, MessageType};
+use crate::findings::messages::{self, MessageType};
 use crate::formats::yaml::{self, LineTree};
 
 /// The ADS cluster pilot-agent's template uses.
@@ -261,25 +261,14 @@ fn parse_document(text: &str, format: Format) -> Result<Bootstrap, Box<Problem>>
 }
 
 fn syntax_problem(line: u32, column: u32, message: &str) -> Box<Problem> {
+    let message = messages::MD0307::message(line, column, message);
     Box::new(Problem {
-        message_type: messages::MD0307,
+        message_type: message.message_type(),
         path: JsonPath::root(),
         line: Some(line),
         column: Some(column),
-        message: messages::format(
-            messages::MD0307.template,
-            &[line.into_arg(), column.into_arg(), message.into()],
-        ),
+        message: message.into_text(),
     })
-}
-
-trait IntoArg {
-    fn into_arg(self) -> Arg;
-}
-impl IntoArg for u32 {
-    fn into_arg(self) -> Arg {
-        Arg::Int(i64::from(self))
-    }
 }
 
 /// Parses and checks: every problem, in document order.
