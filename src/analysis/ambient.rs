@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use super::Input;
 use super::runtime::{Fetched, pod_context};
 use crate::diagnosis::{self, Lookup};
-use crate::findings::messages;
+use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::ambient::{self, Request};
 use crate::istio::config::Labels;
@@ -28,7 +28,14 @@ use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{Located, Object, Snapshot};
 
 /// The codes of this analyzer.
-pub const CODES: &[&str] = &["MD0111", "MD0112", "MD0113", "MD0114", "MD0403", "MD0404"];
+pub const CODES: &[&MessageType] = &[
+    messages::MD0111,
+    messages::MD0112,
+    messages::MD0113,
+    messages::MD0114,
+    messages::MD0403,
+    messages::MD0404,
+];
 
 /// A workload in ambient mode: its namespace and labels (a pod's, or a template's).
 pub(super) struct AmbientWorkload<'a> {

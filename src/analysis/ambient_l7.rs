@@ -8,7 +8,7 @@
 
 use super::Input;
 use super::ambient::{AmbientWorkload, Reads, ambient_workloads, service_without_waypoint};
-use crate::findings::messages;
+use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Labels, PolicyTargetRef};
 use crate::istio::waypoint::{PROXY_ONLY_KINDS, ROUTES_LOST, service_of_host};
@@ -16,7 +16,7 @@ use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{ConfigObject, Located, Object};
 
 /// The codes of this analyzer.
-pub const CODES: &[&str] = &["MD0412", "MD0413"];
+pub const CODES: &[&MessageType] = &[messages::MD0412, messages::MD0413];
 
 /// One object of a proxy-only kind, reduced to how it attaches.
 struct Attached<'a> {

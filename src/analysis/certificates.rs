@@ -10,7 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Input;
 use super::gateway::{credential_secret, workload_namespace};
-use crate::findings::messages::{MD0410, MD0411};
+use crate::findings::messages::{self, MD0410, MD0411, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::credentials;
@@ -18,7 +18,7 @@ use crate::kube::certificate::{self, CertificateFacts};
 use crate::kube::snapshot::{Object, Snapshot};
 
 /// The codes of both analyzers.
-pub const CODES: &[&str] = &["MD0410", "MD0411"];
+pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411];
 
 /// How long before its end a certificate is said to expire soon.
 pub const WARN_BEFORE: SignedDuration = SignedDuration::from_hours(30 * 24);

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 
 use crate::diagnosis::{AmbientContext, Diagnosis, Lookup, PodContext};
 use crate::findings::finding::Finding;
+use crate::findings::messages::{self, MessageType};
 use crate::istio::ambient::{CNI_SELECTOR, ZTUNNEL_SELECTOR};
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::sidecar;
@@ -20,8 +21,15 @@ use crate::kube::snapshot::{Located, Object, Snapshot};
 pub const NAME: &str = "sidecar-runtime";
 pub const DESCRIPTION: &str = "Sidecars of injected pods that are not ready, restarting or waiting, probed like `pod NAME` (live clusters only; off with --no-probe)";
 /// The codes it can add (the sidecar runtime family).
-pub const CODES: &[&str] = &[
-    "MD0101", "MD0102", "MD0104", "MD0105", "MD0106", "MD0107", "MD0108", "MD0109",
+pub const CODES: &[&MessageType] = &[
+    messages::MD0101,
+    messages::MD0102,
+    messages::MD0104,
+    messages::MD0105,
+    messages::MD0106,
+    messages::MD0107,
+    messages::MD0108,
+    messages::MD0109,
 ];
 
 /// Why the pod list flags a pod's istio-proxy.
@@ -298,7 +306,7 @@ pub fn findings(diagnosis: Diagnosis, cluster: Option<&Arc<str>>) -> Vec<Finding
     diagnosis
         .findings
         .into_iter()
-        .filter(|f| CODES.contains(&f.code()))
+        .filter(|f| CODES.iter().any(|m| m.code == f.code()))
         .map(|mut f| {
             if let Some(r) = f.resource.as_mut() {
                 r.cluster = cluster.cloned();

@@ -253,7 +253,7 @@ fn check_declarations(
         let full = findings_of(analyzer, &input);
         runs += 1;
         for (code, ..) in &full {
-            if !analyzer.codes.contains(&code.as_str()) {
+            if !analyzer.codes.iter().any(|m| m.code == code) {
                 undeclared_codes.insert(format!("{} emits {code}", analyzer.name));
             }
         }

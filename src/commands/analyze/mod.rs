@@ -147,7 +147,11 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
                 "* {}:\n    {} ({})\n    reads: {}\n",
                 a.name,
                 a.description,
-                a.codes.join(", "),
+                a.codes
+                    .iter()
+                    .map(|m| m.code)
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 a.needs
                     .iter()
                     .map(|k| k.list_name())
