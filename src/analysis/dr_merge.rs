@@ -1,0 +1,247 @@
+//! mesh-doctor's DestinationRule merge check: rules for one host that Istio merges into one
+//! ([`crate::istio::destination_rules`]), where the merge silently drops what a later rule says.
+//!
+//! - MD0414: a later rule's top-level `trafficPolicy` is ignored, because an earlier rule of the
+//!   merge has one (Istio keeps the first).
+//! - MD0415: a later rule's subset is dropped, because an earlier rule of the merge has a subset
+//!   of that name (the earlier one's labels select the endpoints).
+//! - MD0416 (Info): a subset without labels, which selects every endpoint of the host.
+//!
+//! Only the merged entries some client uses are judged: the last entry of a namespace's own
+//! index for the host, and in the exported index the last one exported to some namespace. Rules
+//! that do not merge (other namespaces, other `exportTo`, a `workloadSelector`) say nothing.
+
+use std::collections::BTreeSet;
+
+use super::Input;
+use crate::findings::messages;
+use crate::findings::{Finding, ResourceRef};
+use crate::istio::config::{DestinationRule, Subset, TrafficPolicy, Typed};
+use crate::istio::destination_rules::{
+    Index, Merged, chosen, entries, host_of, istio_order, ordered_by_name,
+};
+
+pub const CODES: &[&str] = &["MD0414", "MD0415", "MD0416"];
+
+fn name(rule: &Typed<'_, DestinationRule>) -> String {
+    format!("{}/{}", rule.namespace(), rule.name())
+}
+
+/// What a top-level traffic policy sets: `tls.mode DISABLE, loadBalancer`.
+fn policy_text(policy: &TrafficPolicy) -> String {
+    let mut parts = Vec::new();
+    if let Some(tls) = &policy.tls {
+        if tls.mode.is_empty() {
+            parts.push("tls".to_string());
+        } else {
+            parts.push(format!("tls.mode {}", tls.mode));
+        }
+    }
+    for (set, field) in [
+        (policy.load_balancer.is_some(), "loadBalancer"),
+        (policy.connection_pool.is_some(), "connectionPool"),
+        (policy.outlier_detection.is_some(), "outlierDetection"),
+    ] {
+        if set {
+            parts.push(field.to_string());
+        }
+    }
+    if !policy.port_level_settings.is_empty() {
+        let ports: Vec<String> = policy
+            .port_level_settings
+            .iter()
+            .filter_map(|s| s.port.as_ref().map(|p| p.number.to_string()))
+            .collect();
+        parts.push(format!(
+            "portLevelSettings for port(s) {}",
+            ports.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        "an empty trafficPolicy".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Why `first` comes before `later` in Istio's order.
+fn order_text(first: &Typed<'_, DestinationRule>, later: &Typed<'_, DestinationRule>) -> String {
+    if ordered_by_name(first, later) {
+        return format!(
+            "{} comes first by name (no creation time is known, as in files: Istio orders rules created in the same second by name)",
+            name(first)
+        );
+    }
+    let created = |t: &Typed<'_, DestinationRule>| {
+        t.resource
+            .object
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|c| c.0.to_string())
+            .unwrap_or_default()
+    };
+    if created(first) == created(later) {
+        return format!(
+            "both were created at {}, and {} comes first by name",
+            created(first),
+            name(first)
+        );
+    }
+    format!(
+        "{} is older (created {}, the other {})",
+        name(first),
+        created(first),
+        created(later)
+    )
+}
+
+fn labels_text(subset: &Subset) -> String {
+    if subset.labels.is_empty() {
+        return "no labels: every endpoint of the host".into();
+    }
+    let labels: Vec<String> = subset
+        .labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!("pods labelled {}", labels.join(","))
+}
+
+/// How the `exportTo` of `later` lets it merge into `first`'s.
+fn export_text(
+    first: &Typed<'_, DestinationRule>,
+    later: &Typed<'_, DestinationRule>,
+) -> &'static str {
+    let set = |r: &Typed<'_, DestinationRule>| -> BTreeSet<String> {
+        r.spec.export_to.iter().cloned().collect()
+    };
+    if set(first) == set(later) {
+        "same exportTo"
+    } else {
+        "an exportTo that includes all of the first rule's, which Istio merges too"
+    }
+}
+
+/// The merged entries of every namespace and host that some client uses.
+fn used_entries<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c, 'a>> {
+    let keys: BTreeSet<(String, String)> = rules
+        .iter()
+        .filter(|r| r.spec.workload_selector.is_none())
+        .map(|r| (r.namespace().to_string(), host_of(r)))
+        .collect();
+    let mut out: Vec<Merged<'c, 'a>> = Vec::new();
+    let push = |entry: &Merged<'c, 'a>, out: &mut Vec<Merged<'c, 'a>>| {
+        let same = |m: &Merged<'c, 'a>| {
+            m.from.len() == entry.from.len()
+                && m.from
+                    .iter()
+                    .zip(&entry.from)
+                    .all(|(a, b)| std::ptr::eq(*a, *b))
+        };
+        if !out.iter().any(same) {
+            out.push(entry.clone());
+        }
+    };
+    for (ns, host) in &keys {
+        let local = entries(rules, Index::Local, ns, host);
+        if let Some(entry) = chosen(&local, Index::Local, ns) {
+            push(entry, &mut out);
+        }
+        let exported = entries(rules, Index::Exported, ns, host);
+        // The namespaces that can choose differently: each one an entry names, and any other.
+        let mut clients: BTreeSet<&str> =
+            exported.iter().flat_map(|e| e.named_namespaces()).collect();
+        clients.insert("");
+        clients.remove(ns.as_str());
+        for client in clients {
+            if let Some(entry) = chosen(&exported, Index::Exported, client) {
+                push(entry, &mut out);
+            }
+        }
+    }
+    out
+}
+
+pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
+    let rules: Vec<&Typed<'_, DestinationRule>> = input.config.destination_rules.iter().collect();
+    let mut dropped_subsets: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut reported: BTreeSet<(&str, String, String)> = BTreeSet::new();
+    for entry in used_entries(&rules) {
+        if entry.from.len() < 2 {
+            continue;
+        }
+        let host = host_of(entry.head());
+        for (ignored, winner) in entry.ignored_policies() {
+            if !reported.insert(("MD0414", name(ignored), name(winner))) {
+                continue;
+            }
+            let (Some(theirs), Some(kept)) = (
+                ignored.spec.traffic_policy.as_ref(),
+                winner.spec.traffic_policy.as_ref(),
+            ) else {
+                continue;
+            };
+            out.push(Finding::new(
+                messages::MD0414,
+                Some(ResourceRef::of(ignored.resource)),
+                &[
+                    name(ignored).into(),
+                    policy_text(theirs).into(),
+                    name(winner).into(),
+                    host.clone().into(),
+                    export_text(winner, ignored).into(),
+                    order_text(winner, ignored).into(),
+                    policy_text(kept).into(),
+                    name(ignored).into(),
+                    name(winner).into(),
+                ],
+            ));
+        }
+        for dropped in entry.dropped_subsets() {
+            dropped_subsets.insert((name(dropped.rule), dropped.subset.name.clone()));
+            if !reported.insert((
+                "MD0415",
+                name(dropped.rule),
+                format!("{}/{}", name(dropped.kept_rule), dropped.subset.name),
+            )) {
+                continue;
+            }
+            out.push(Finding::new(
+                messages::MD0415,
+                Some(ResourceRef::of(dropped.rule.resource)),
+                &[
+                    name(dropped.rule).into(),
+                    dropped.subset.name.clone().into(),
+                    labels_text(dropped.subset).into(),
+                    name(dropped.kept_rule).into(),
+                    host.clone().into(),
+                    export_text(dropped.kept_rule, dropped.rule).into(),
+                    order_text(dropped.kept_rule, dropped.rule).into(),
+                    labels_text(dropped.kept).into(),
+                    dropped.subset.name.clone().into(),
+                    labels_text(dropped.kept).into(),
+                ],
+            ));
+        }
+    }
+    // Two subsets of one name in one rule are Istio's schema error (IST0106): not judged here.
+    let mut rules_sorted = rules.clone();
+    rules_sorted.sort_by(|a, b| istio_order(a, b));
+    for rule in rules_sorted {
+        for subset in rule.spec.subsets.iter().filter(|s| s.labels.is_empty()) {
+            if dropped_subsets.contains(&(name(rule), subset.name.clone())) {
+                continue;
+            }
+            out.push(Finding::new(
+                messages::MD0416,
+                Some(ResourceRef::of(rule.resource)),
+                &[
+                    name(rule).into(),
+                    subset.name.clone().into(),
+                    host_of(rule).into(),
+                ],
+            ));
+        }
+    }
+}
