@@ -60,14 +60,6 @@ fn export_set(rule: &Typed<'_, DestinationRule>) -> BTreeSet<String> {
 
 /// Istio's order of DestinationRules: creation time (none first), then name, then namespace.
 pub fn istio_order(a: &Typed<'_, DestinationRule>, b: &Typed<'_, DestinationRule>) -> Ordering {
-    let created = |t: &Typed<'_, DestinationRule>| {
-        t.resource
-            .object
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|c| c.0)
-    };
     created(a)
         .cmp(&created(b))
         .then_with(|| a.name().cmp(b.name()))
@@ -77,9 +69,17 @@ pub fn istio_order(a: &Typed<'_, DestinationRule>, b: &Typed<'_, DestinationRule
 /// True when neither rule has a creation time (rules read from files): Istio's order between
 /// them is then the one of their names.
 pub fn ordered_by_name(a: &Typed<'_, DestinationRule>, b: &Typed<'_, DestinationRule>) -> bool {
-    let created =
-        |t: &Typed<'_, DestinationRule>| t.resource.object.metadata.creation_timestamp.is_some();
-    !created(a) || !created(b)
+    created(a).is_none() && created(b).is_none()
+}
+
+/// The rule's creation time, if known.
+pub fn created(rule: &Typed<'_, DestinationRule>) -> Option<jiff::Timestamp> {
+    rule.resource
+        .object
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|c| c.0)
 }
 
 /// A subset that a merge dropped, and the one of the same name that stays.
