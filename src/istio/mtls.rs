@@ -524,6 +524,59 @@ mod tests {
     }
 
     #[test]
+    fn merged_rules_send_the_first_rules_tls_or_a_later_one_when_it_has_none() {
+        let host = "web.shop.svc.cluster.local";
+        let tls = |text: &str| {
+            let s = snapshot(text);
+            let config = Config::of(&s);
+            let d = client_tls(&config, "istio-system", "shop", host, 80);
+            (d.mode, d.rule.map(|r| r.name().to_string()))
+        };
+        // Without creation times, by name: `a` is first, whatever the order of the files.
+        let text = dr(
+            "shop",
+            "b",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}
+",
+        ) + &dr(
+            "shop",
+            "a",
+            host,
+            "  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
+",
+        );
+        assert_eq!(tls(&text), (Some("ISTIO_MUTUAL".into()), Some("a".into())));
+        // The first rule has no trafficPolicy: the later one's applies.
+        let text = dr(
+            "shop",
+            "b",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}
+",
+        ) + &dr(
+            "shop",
+            "a",
+            host,
+            "  subsets:\n  - {name: v1, labels: {v: \"1\"}}\n",
+        );
+        assert_eq!(tls(&text), (Some("DISABLE".into()), Some("b".into())));
+        // Other exportTo sets do not merge: the last entry the client sees is its rule.
+        let text = dr(
+            "shop",
+            "a",
+            "web",
+            "  exportTo: [\".\"]\n  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}\n",
+        ) + &dr(
+            "shop",
+            "b",
+            "web",
+            "  exportTo: [\"*\"]\n  trafficPolicy: {tls: {mode: DISABLE}}\n",
+        );
+        assert_eq!(tls(&text), (Some("DISABLE".into()), Some("b".into())));
+    }
+
+    #[test]
     fn the_client_namespace_rule_comes_first_then_the_hosts_then_the_roots() {
         let text = dr(
             "istio-system",
