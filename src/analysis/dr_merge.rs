@@ -19,7 +19,8 @@ use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{DestinationRule, Subset, TrafficPolicy, Typed};
 use crate::istio::destination_rules::{
-    Index, Merged, chosen, created, entries, host_of, istio_order, ordered_by_name,
+    Index, Merged, by_namespace_and_host, chosen, created, host_of, index_entries, istio_order,
+    ordered_by_name,
 };
 
 pub const CODES: &[&str] = &["MD0414", "MD0415", "MD0416"];
@@ -115,11 +116,6 @@ fn export_text(
 
 /// The merged entries of every namespace and host that some client uses.
 fn used_entries<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c, 'a>> {
-    let keys: BTreeSet<(String, String)> = rules
-        .iter()
-        .filter(|r| r.spec.workload_selector.is_none())
-        .map(|r| (r.namespace().to_string(), host_of(r)))
-        .collect();
     let mut out: Vec<Merged<'c, 'a>> = Vec::new();
     let push = |entry: &Merged<'c, 'a>, out: &mut Vec<Merged<'c, 'a>>| {
         let same = |m: &Merged<'c, 'a>| {
@@ -133,12 +129,15 @@ fn used_entries<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<
             out.push(entry.clone());
         }
     };
-    for (ns, host) in &keys {
-        let local = entries(rules, Index::Local, ns, host);
-        if let Some(entry) = chosen(&local, Index::Local, ns) {
+    for ((ns, _), group) in by_namespace_and_host(rules) {
+        if group.len() < 2 {
+            continue;
+        }
+        let local = index_entries(&group, Index::Local);
+        if let Some(entry) = chosen(&local, Index::Local, &ns) {
             push(entry, &mut out);
         }
-        let exported = entries(rules, Index::Exported, ns, host);
+        let exported = index_entries(&group, Index::Exported);
         // The namespaces that can choose differently: each one an entry names, and any other.
         let mut clients: BTreeSet<&str> =
             exported.iter().flat_map(|e| e.named_namespaces()).collect();

@@ -23,7 +23,7 @@
 //! selectors and keeps them for the clients they select).
 
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::config::host::to_fqdn;
 use super::config::{DestinationRule, Subset, TrafficPolicy, Typed};
@@ -241,20 +241,29 @@ pub fn merge<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c,
     entries
 }
 
-/// The entries of `index` of namespace `ns` for the host `fqdn` (an exact host string, as
-/// Istio keys them): the rules of `rules` in `ns` whose host is `fqdn`.
-pub fn entries<'c, 'a>(
+/// The entries of `index` for one namespace and host: `rules` are the rules of that namespace
+/// whose host ([`host_of`]) is that host.
+pub fn index_entries<'c, 'a>(
     rules: &[&'c Typed<'a, DestinationRule>],
     index: Index,
-    ns: &str,
-    fqdn: &str,
 ) -> Vec<Merged<'c, 'a>> {
-    let of: Vec<&'c Typed<'a, DestinationRule>> = rules
-        .iter()
-        .copied()
-        .filter(|r| r.namespace() == ns && index.holds(r) && host_of(r) == fqdn)
-        .collect();
+    let of: Vec<&'c Typed<'a, DestinationRule>> =
+        rules.iter().copied().filter(|r| index.holds(r)).collect();
     merge(&of)
+}
+
+/// The rules without a workload selector grouped by namespace and host ([`host_of`]), as istiod
+/// keys them.
+pub fn by_namespace_and_host<'c, 'a>(
+    rules: &[&'c Typed<'a, DestinationRule>],
+) -> BTreeMap<(String, String), Vec<&'c Typed<'a, DestinationRule>>> {
+    let mut out: BTreeMap<(String, String), Vec<&'c Typed<'a, DestinationRule>>> = BTreeMap::new();
+    for rule in rules.iter().filter(|r| r.spec.workload_selector.is_none()) {
+        out.entry((rule.namespace().to_string(), host_of(rule)))
+            .or_default()
+            .push(rule);
+    }
+    out
 }
 
 /// The rule's host made a fully qualified name in its namespace, as Istio keys it.
@@ -297,6 +306,14 @@ mod tests {
         snapshot
     }
 
+    fn group<'c, 'a>(
+        all: &[&'c Typed<'a, DestinationRule>],
+    ) -> Vec<&'c Typed<'a, DestinationRule>> {
+        let mut groups = by_namespace_and_host(all);
+        assert_eq!(groups.len(), 1);
+        groups.pop_first().unwrap().1
+    }
+
     fn dr(name: &str, extra: &str) -> String {
         format!(
             "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: {name}\n  namespace: demo\nspec:\n  host: server\n{extra}---\n"
@@ -319,7 +336,7 @@ mod tests {
         let snapshot = snapshot(&text);
         let config = Config::of(&snapshot);
         let all: Vec<_> = config.destination_rules.iter().collect();
-        let got = entries(&all, Index::Local, "demo", "server.demo.svc.cluster.local");
+        let got = index_entries(&group(&all), Index::Local);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].names(), "demo/a, demo/b");
         let (policy, from) = got[0].traffic_policy().unwrap();
@@ -350,18 +367,13 @@ mod tests {
         let snapshot = snapshot(&text);
         let config = Config::of(&snapshot);
         let all: Vec<_> = config.destination_rules.iter().collect();
-        let got = entries(&all, Index::Local, "demo", "server.demo.svc.cluster.local");
+        let got = index_entries(&group(&all), Index::Local);
         assert_eq!(got.len(), 2);
         assert_eq!(
             chosen(&got, Index::Local, "demo").unwrap().names(),
             "demo/b"
         );
-        let exported = entries(
-            &all,
-            Index::Exported,
-            "demo",
-            "server.demo.svc.cluster.local",
-        );
+        let exported = index_entries(&group(&all), Index::Exported);
         assert_eq!(exported.len(), 1);
         assert_eq!(exported[0].names(), "demo/b");
         // A later rule exported to more namespaces merges into the earlier one.
@@ -373,12 +385,7 @@ mod tests {
         let snapshot = self::snapshot(&text);
         let config = Config::of(&snapshot);
         let all: Vec<_> = config.destination_rules.iter().collect();
-        let exported = entries(
-            &all,
-            Index::Exported,
-            "demo",
-            "server.demo.svc.cluster.local",
-        );
+        let exported = index_entries(&group(&all), Index::Exported);
         assert_eq!(exported.len(), 1);
         assert_eq!(exported[0].names(), "demo/a, demo/b");
         assert!(!exported[0].exported_to("y"));
