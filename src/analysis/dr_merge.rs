@@ -178,19 +178,18 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             };
             out.push(Finding::new(
-                messages::MD0414,
+                messages::MD0414::message(
+                    name(ignored),
+                    policy_text(theirs),
+                    name(winner),
+                    host.clone(),
+                    export_text(winner, ignored),
+                    order_text(winner, ignored),
+                    policy_text(kept),
+                    name(ignored),
+                    name(winner),
+                ),
                 Some(ResourceRef::of(ignored.resource)),
-                &[
-                    name(ignored).into(),
-                    policy_text(theirs).into(),
-                    name(winner).into(),
-                    host.clone().into(),
-                    export_text(winner, ignored).into(),
-                    order_text(winner, ignored).into(),
-                    policy_text(kept).into(),
-                    name(ignored).into(),
-                    name(winner).into(),
-                ],
             ));
         }
         for dropped in entry.dropped_subsets() {
@@ -203,20 +202,19 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(Finding::new(
-                messages::MD0415,
+                messages::MD0415::message(
+                    name(dropped.rule),
+                    dropped.subset.name.clone(),
+                    labels_text(dropped.subset),
+                    name(dropped.kept_rule),
+                    host.clone(),
+                    export_text(dropped.kept_rule, dropped.rule),
+                    order_text(dropped.kept_rule, dropped.rule),
+                    labels_text(dropped.kept),
+                    dropped.subset.name.clone(),
+                    labels_text(dropped.kept),
+                ),
                 Some(ResourceRef::of(dropped.rule.resource)),
-                &[
-                    name(dropped.rule).into(),
-                    dropped.subset.name.clone().into(),
-                    labels_text(dropped.subset).into(),
-                    name(dropped.kept_rule).into(),
-                    host.clone().into(),
-                    export_text(dropped.kept_rule, dropped.rule).into(),
-                    order_text(dropped.kept_rule, dropped.rule).into(),
-                    labels_text(dropped.kept).into(),
-                    dropped.subset.name.clone().into(),
-                    labels_text(dropped.kept).into(),
-                ],
             ));
         }
     }
@@ -229,13 +227,8 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(Finding::new(
-                messages::MD0416,
+                messages::MD0416::message(name(rule), subset.name.clone(), host_of(rule)),
                 Some(ResourceRef::of(rule.resource)),
-                &[
-                    name(rule).into(),
-                    subset.name.clone().into(),
-                    host_of(rule).into(),
-                ],
             ));
         }
     }
