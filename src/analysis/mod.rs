@@ -11,6 +11,7 @@ pub mod conditions;
 pub mod control_plane;
 pub mod deprecation;
 pub mod destinationrule;
+pub mod dr_merge;
 pub mod envoyfilter;
 pub mod external_control_plane;
 pub mod gateway;
@@ -233,6 +234,15 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             Kind::CronJobs,
         ],
         run: Run::Config(mtls::analyze),
+    },
+    Analyzer {
+        name: "destinationrule-merge",
+        istio_name: None,
+        on_by_default: true,
+        description: "DestinationRules for one host that Istio merges (one namespace, same exportTo): a later rule's trafficPolicy or subset that the merge drops, and subsets without labels",
+        codes: dr_merge::CODES,
+        needs: &[Kind::DestinationRules],
+        run: Run::Config(dr_merge::analyze),
     },
     Analyzer {
         name: "mtls-port-level",

@@ -398,22 +398,28 @@ fn connection_pool(pool: Option<&Value>, errors: &mut Vec<String>) {
 /// subsets (IST0106).
 pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
     for dr in &input.config.destination_rules {
-        let mut errors = Vec::new();
-        if let Some(p) = &dr.spec.traffic_policy {
-            traffic_policy(p, &mut errors);
-        }
-        for s in &dr.spec.subsets {
-            if let Some(p) = &s.traffic_policy {
-                traffic_policy(p, &mut errors);
-            }
-        }
-        for e in errors {
+        for e in destination_rule_errors(&dr.spec) {
             out.push(Finding::new(
                 messages::IST0106::message(e),
                 reference(dr.resource),
             ));
         }
     }
+}
+
+/// The errors Istio's validation finds in a DestinationRule's traffic policies (those of
+/// [`destination_rules`]): a rule with one never reaches istiod.
+pub fn destination_rule_errors(dr: &crate::istio::config::DestinationRule) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Some(p) = &dr.traffic_policy {
+        traffic_policy(p, &mut errors);
+    }
+    for s in &dr.subsets {
+        if let Some(p) = &s.traffic_policy {
+            traffic_policy(p, &mut errors);
+        }
+    }
+    errors
 }
 
 /// Istio's warning on every EnvoyFilter.

@@ -718,6 +718,18 @@ messages! {
         (kind, name, service, why, lost),
         "%s %s is for Service %s, which %s: in ambient mode only a waypoint applies it, so %s. Give the Service a waypoint that carries its traffic (istioctl waypoint apply, then istio.io/use-waypoint on the Service or its namespace).",
         "A VirtualService with HTTP routes, an HTTPRoute or GRPCRoute with a Service parent, or a RequestAuthentication, Telemetry or WasmPlugin with targetRefs to a Service, for a Service of an ambient namespace whose traffic goes through no usable waypoint.";
+    MD0414 = "MD0414", "DestinationRulePolicyIgnored", Warning,
+        (rule, its_policy, first, host, export, order, first_policy, ignored, target),
+        "DestinationRule %s sets a top-level trafficPolicy (%s), but Istio merges it with DestinationRule %s for the same host %s (same namespace, %s, no workloadSelector) and keeps the trafficPolicy of the first rule: %s, so its trafficPolicy (%s) applies and the one of %s is ignored for every client of the merged rule. Move the settings into %s (or a portLevelSettings or subset of it), or delete one of the two rules.",
+        "Two DestinationRules for one host that Istio merges both set a top-level trafficPolicy: the later rule's is ignored.";
+    MD0415 = "MD0415", "DestinationRuleSubsetShadowed", Warning,
+        (rule, subset, labels, first, host, export, order, kept_labels, routed_subset, goes_to),
+        "DestinationRule %s defines subset %q (%s), but Istio merges it with DestinationRule %s for the same host %s (same namespace, %s, no workloadSelector), which defines a subset of that name first: %s, so that subset (%s) wins and this one is dropped: traffic routed to subset %q goes to %s. Rename one of the two subsets, or delete the duplicate.",
+        "Two DestinationRules for one host that Istio merges define a subset of the same name: the later rule's subset is dropped.";
+    MD0416 = "MD0416", "SubsetWithoutLabels", Info,
+        (rule, subset, host),
+        "DestinationRule %s defines subset %q without labels: it selects every endpoint of %s, as if no subset were named. If that is meant, there is nothing to do; otherwise give it the labels of the pods it stands for.",
+        "A DestinationRule subset has no labels, so it selects every endpoint of the host (Istio accepts it).";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

@@ -7,6 +7,7 @@ pub mod config;
 pub mod constants;
 pub mod credentials;
 pub mod dataplane;
+pub mod destination_rules;
 pub mod injection;
 pub mod istiod;
 pub mod mesh_networks;

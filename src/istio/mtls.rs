@@ -12,8 +12,9 @@
 //!
 //! Client side (DestinationRule): the rule for the host seen from the client's namespace (its own
 //! namespace's rules first, then the host's namespace, then the root namespace; `exportTo`
-//! respected; an exact host before a wildcard), its `portLevelSettings` for the port over its
-//! top-level `trafficPolicy.tls`. Without a TLS mode, auto-mTLS: Istio's mTLS to endpoints with a
+//! respected; an exact host before a wildcard; the rules of one namespace and host merged as
+//! Istio merges them, [`super::destination_rules`]), its `portLevelSettings` for the port over
+//! its top-level `trafficPolicy.tls`. Without a TLS mode, auto-mTLS: Istio's mTLS to endpoints with a
 //! sidecar, plaintext to the others. Rules with a `workloadSelector` apply to the clients they
 //! select only, and are left out here.
 
@@ -22,6 +23,7 @@ use std::collections::BTreeSet;
 
 use super::config::{Config, DestinationRule, Labels, PeerAuthentication, Typed};
 use super::dataplane::{Backend, BackendPorts, backend_ports, selected_backends};
+use super::destination_rules::{Index, Merged, chosen, merge};
 use crate::kube::snapshot::Snapshot;
 
 /// The mTLS mode a server port accepts.
@@ -178,22 +180,14 @@ pub struct ClientDecision<'c, 'a> {
     pub port_level: bool,
 }
 
-/// True when a DestinationRule in `rule_ns` with `exportTo` is visible to clients in `client_ns`.
-fn visible(rule: &Typed<'_, DestinationRule>, client_ns: &str) -> bool {
-    let export = &rule.spec.export_to;
-    export.is_empty()
-        || export
-            .iter()
-            .any(|e| e == "*" || e == client_ns || (e == "." && rule.namespace() == client_ns))
-}
-
-/// The DestinationRule that applies to `fqdn` for a client in `client_ns` (see the module doc).
+/// The DestinationRule that applies to `fqdn` for a client in `client_ns` (see the module doc),
+/// merged as Istio merges the rules of one namespace and host ([`super::destination_rules`]).
 pub fn destination_rule<'c, 'a>(
     config: &'c Config<'a>,
     root_namespace: &str,
     client_ns: &str,
     fqdn: &str,
-) -> Option<&'c Typed<'a, DestinationRule>> {
+) -> Option<Merged<'c, 'a>> {
     let rules = rule_hosts(config);
     destination_rule_among(&rules_for(&rules, fqdn), root_namespace, client_ns, fqdn)
 }
@@ -210,13 +204,16 @@ pub fn rules_for<'r, 'c, 'a>(
 }
 
 /// [`destination_rule`] among the rules for the host ([`rules_for`]), which an analysis over
-/// every Service computes once per Service.
+/// every Service computes once per Service. Istio looks in the client's namespace (the rules
+/// its clients see), then in the host's and the root namespace (the rules exported to the
+/// client); in each, the exact host before the most specific wildcard, and of the merged
+/// entries for that host the last one the client sees.
 pub fn destination_rule_among<'c, 'a>(
     matching: &[&(&'c Typed<'a, DestinationRule>, String)],
     root_namespace: &str,
     client_ns: &str,
     fqdn: &str,
-) -> Option<&'c Typed<'a, DestinationRule>> {
+) -> Option<Merged<'c, 'a>> {
     let host_ns = super::config::host::split_fqdn(fqdn).map(|(ns, _)| ns);
     let mut order = vec![client_ns];
     if let Some(ns) = host_ns {
@@ -224,14 +221,31 @@ pub fn destination_rule_among<'c, 'a>(
     }
     order.push(root_namespace);
     for ns in order {
+        let index = if ns == client_ns {
+            Index::Local
+        } else {
+            Index::Exported
+        };
         let candidates: Vec<&(&Typed<'a, DestinationRule>, String)> = matching
             .iter()
             .copied()
-            .filter(|(r, _)| r.namespace() == ns && visible(r, client_ns))
+            .filter(|(r, _)| r.namespace() == ns && index.holds(r))
             .collect();
-        let exact = candidates.iter().find(|(_, host)| host == fqdn);
-        if let Some((rule, _)) = exact.or(candidates.first()).copied() {
-            return Some(rule);
+        let host = candidates
+            .iter()
+            .map(|(_, h)| h.as_str())
+            .max_by_key(|h| (*h == fqdn, h.len()));
+        let Some(host) = host else {
+            continue;
+        };
+        let rules: Vec<&'c Typed<'a, DestinationRule>> = candidates
+            .iter()
+            .filter(|(_, h)| h == host)
+            .map(|(r, _)| *r)
+            .collect();
+        let entries = merge(&rules);
+        if let Some(entry) = chosen(&entries, index, client_ns) {
+            return Some(entry.clone());
         }
     }
     None
@@ -304,14 +318,18 @@ pub fn client_tls_among<'c, 'a>(
     fqdn: &str,
     port: u32,
 ) -> ClientDecision<'c, 'a> {
-    let Some(rule) = destination_rule_among(matching, root_namespace, client_ns, fqdn) else {
+    let Some(merged) = destination_rule_among(matching, root_namespace, client_ns, fqdn) else {
         return ClientDecision {
             mode: None,
             rule: None,
             port_level: false,
         };
     };
-    let policy = rule.spec.traffic_policy.as_ref();
+    // The merged rule's policy: the first rule's that has one.
+    let (policy, rule) = match merged.traffic_policy() {
+        Some((policy, rule)) => (Some(policy), rule),
+        None => (None, merged.head()),
+    };
     let port_tls = policy
         .into_iter()
         .flat_map(|p| &p.port_level_settings)
@@ -503,6 +521,59 @@ mod tests {
         format!(
             "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  host: {host}\n{extra}---\n"
         )
+    }
+
+    #[test]
+    fn merged_rules_send_the_first_rules_tls_or_a_later_one_when_it_has_none() {
+        let host = "web.shop.svc.cluster.local";
+        let tls = |text: &str| {
+            let s = snapshot(text);
+            let config = Config::of(&s);
+            let d = client_tls(&config, "istio-system", "shop", host, 80);
+            (d.mode, d.rule.map(|r| r.name().to_string()))
+        };
+        // Without creation times, by name: `a` is first, whatever the order of the files.
+        let text = dr(
+            "shop",
+            "b",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}
+",
+        ) + &dr(
+            "shop",
+            "a",
+            host,
+            "  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
+",
+        );
+        assert_eq!(tls(&text), (Some("ISTIO_MUTUAL".into()), Some("a".into())));
+        // The first rule has no trafficPolicy: the later one's applies.
+        let text = dr(
+            "shop",
+            "b",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}
+",
+        ) + &dr(
+            "shop",
+            "a",
+            host,
+            "  subsets:\n  - {name: v1, labels: {v: \"1\"}}\n",
+        );
+        assert_eq!(tls(&text), (Some("DISABLE".into()), Some("b".into())));
+        // Other exportTo sets do not merge: the last entry the client sees is its rule.
+        let text = dr(
+            "shop",
+            "a",
+            "web",
+            "  exportTo: [\".\"]\n  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}\n",
+        ) + &dr(
+            "shop",
+            "b",
+            "web",
+            "  exportTo: [\"*\"]\n  trafficPolicy: {tls: {mode: DISABLE}}\n",
+        );
+        assert_eq!(tls(&text), (Some("DISABLE".into()), Some("b".into())));
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod e2e_proxy_status;
 mod e2e_real_ambient;
 mod e2e_real_istiod_down;
 mod e2e_real_lifecycle;
+mod e2e_real_merge;
 mod e2e_real_mesh;
 mod e2e_real_mtls;
 mod e2e_real_path;

@@ -219,3 +219,28 @@ fn bad_input_is_a_usage_or_data_error() {
     );
     assert!(stdout.contains("leaves the mesh"), "{stdout}");
 }
+
+/// Three DestinationRules for orders in shop, which Istio merges: the first by name's
+/// trafficPolicy (ISTIO_MUTUAL) is what the client sends, the ignored DISABLE of the last one
+/// does not fail the STRICT server; `analyze` says what the merge drops (MD0414, MD0415).
+#[test]
+fn merged_destination_rules_send_the_first_rules_tls() {
+    let (stdout, stderr, code) = walk("deploy/frontend", "orders", &["merged-rules"], &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("✔ cluster      outbound|80||orders.shop.svc.cluster.local, DestinationRules shop/a-mtls, shop/orders, shop/zz-disable"), "{stdout}");
+    assert!(
+        stdout.contains("✔ transport    tls.mode ISTIO_MUTUAL (DestinationRule shop/a-mtls)"),
+        "{stdout}"
+    );
+    let overlay = fixture("merged-rules");
+    let (stdout, _, _) = run(&["analyze", "-f", SHOP, "-f", &overlay]);
+    for code in ["MD0414", "MD0415"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(&format!("[{code}] (DestinationRule shop/zz-disable "))),
+            "{code}: {stdout}"
+        );
+    }
+    assert!(!stdout.contains("[MD0401]"), "{stdout}");
+}

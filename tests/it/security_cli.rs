@@ -334,3 +334,49 @@ fn policies_that_do_not_do_what_they_say() {
     );
     assert!(line("MD0409").contains("the only ALLOW policy for Deployment locked/server, yet VirtualService locked/server routes to Service locked/server"), "{stdout}");
 }
+
+/// DestinationRules that Istio merges (one namespace, one host, same exportTo, no
+/// workloadSelector), on files: the later rule's trafficPolicy is ignored (MD0414) and its
+/// subset of a name the earlier rule has is dropped (MD0415), ordered by name where no creation
+/// time is known and by creation time where it is; a subset without labels is Info (MD0416).
+/// The merged rule's ISTIO_MUTUAL is what the client sends, so the STRICT server gets no
+/// MD0401 for the ignored DISABLE. The negative twins are quiet: rules with other exportTo
+/// sets, with a workloadSelector, in another namespace, a later rule whose policy fills an
+/// earlier rule's gap, subsets of other names.
+#[test]
+fn destination_rules_that_istio_merges() {
+    const MERGE: &str = "tests/fixtures/security/dr-merge.yaml";
+    let (stdout, stderr, code) = run(&["analyze", "-f", MERGE, "-o", "json"]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        codes_and_origins(&stdout),
+        [
+            ("MD0414".into(), "DestinationRule merged/b-disable".into()),
+            ("MD0414".into(), "DestinationRule timed/a-newer".into()),
+            ("MD0415".into(), "DestinationRule merged/b-disable".into()),
+            ("MD0416".into(), "DestinationRule nolabels/server".into()),
+        ],
+        "{stdout}"
+    );
+    let (stdout, _, _) = run(&["analyze", "-f", MERGE]);
+    let line = |code: &str, origin: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(&format!("[{code}] (DestinationRule {origin} ")))
+            .unwrap_or_else(|| panic!("{code}: {stdout}"))
+            .to_string()
+    };
+    assert!(
+        line("MD0414", "merged/b-disable").starts_with("Warning [MD0414]"),
+        "{stdout}"
+    );
+    assert!(line("MD0414", "merged/b-disable").contains("DestinationRule merged/b-disable sets a top-level trafficPolicy (tls.mode DISABLE), but Istio merges it with DestinationRule merged/a-mtls for the same host server.merged.svc.cluster.local (same namespace, same exportTo, no workloadSelector) and keeps the trafficPolicy of the first rule: merged/a-mtls comes first by name (no creation time is known, as in files: Istio orders rules created in the same second by name), so its trafficPolicy (tls.mode ISTIO_MUTUAL) applies and the one of merged/b-disable is ignored"), "{stdout}");
+    assert!(
+        line("MD0414", "timed/a-newer").contains(
+            "timed/z-older is older (created 2026-12-02T10:00:01Z, the other 2026-12-02T10:00:05Z)"
+        ),
+        "{stdout}"
+    );
+    assert!(line("MD0415", "merged/b-disable").contains("DestinationRule merged/b-disable defines subset \"v1\" (pods labelled app=server), but Istio merges it with DestinationRule merged/a-mtls") && line("MD0415", "merged/b-disable").contains("so that subset (pods labelled version=v1) wins and this one is dropped: traffic routed to subset \"v1\" goes to pods labelled version=v1"), "{stdout}");
+    assert!(line("MD0416", "nolabels/server").starts_with("Info [MD0416]") && line("MD0416", "nolabels/server").contains("subset \"everything\" without labels: it selects every endpoint of server.nolabels.svc.cluster.local"), "{stdout}");
+}

@@ -10,7 +10,7 @@ use super::model::{Hop, Known, Scene, Status, known, not_reached};
 use super::network;
 use crate::envoy::upstream_tls::UpstreamTls;
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
-use crate::istio::config::{ClientTls, DestinationRule, Labels, TrafficPolicy, Typed};
+use crate::istio::config::{ClientTls, Labels, TrafficPolicy};
 use crate::istio::dataplane::{Dataplane, dataplane, service_backends, target_port, trust_domain};
 use crate::istio::mtls::{ServerMode, destination_rule, server_mode};
 use crate::kube::snapshot::{Located, Object};
@@ -239,7 +239,8 @@ pub fn destination(
         later(&mut hops, 1);
         return (hops, None);
     }
-    let rule: Option<&Typed<'_, DestinationRule>> = if sidecar {
+    // The rule as Istio merges the rules of one namespace and host.
+    let merged = if sidecar {
         destination_rule(scene.config, scene.root, q.client.namespace, host)
     } else {
         None
@@ -247,15 +248,15 @@ pub fn destination(
     let subset_spec = if subset.is_empty() {
         None
     } else {
-        match rule.and_then(|r| r.spec.subsets.iter().find(|s| s.name == subset)) {
-            Some(s) => Some(s),
+        match merged.as_ref().and_then(|m| m.subset(subset)) {
+            Some((s, _)) => Some(s),
             None => {
-                let why = match rule {
-                    Some(r) => format!(
-                        "DestinationRule {}/{} has no subset {subset}",
-                        r.namespace(),
-                        r.name()
+                let why = match &merged {
+                    Some(m) if m.from.len() > 1 => format!(
+                        "DestinationRules {} (merged) have no subset {subset}",
+                        m.names()
                     ),
+                    Some(m) => format!("DestinationRule {} has no subset {subset}", m.names()),
                     None => format!("no DestinationRule for {host} defines subset {subset}"),
                 };
                 hops.push(
@@ -268,14 +269,14 @@ pub fn destination(
             }
         }
     };
-    let mut cluster = match rule {
-        Some(r) => Hop::new(
+    let mut cluster = match &merged {
+        Some(m) => Hop::new(
             "cluster",
             Status::Pass,
             format!(
-                "outbound|{port}|{subset}|{host}, DestinationRule {}/{}",
-                r.namespace(),
-                r.name()
+                "outbound|{port}|{subset}|{host}, DestinationRule{} {}",
+                if m.from.len() > 1 { "s" } else { "" },
+                m.names()
             ),
         ),
         None if sidecar => Hop::new(
@@ -296,9 +297,10 @@ pub fn destination(
             labels.join(",")
         ));
     }
-    cluster.evidence.extend(policy_text(
-        rule.and_then(|r| r.spec.traffic_policy.as_ref()),
-    ));
+    let top_policy = merged.as_ref().and_then(|m| m.traffic_policy());
+    cluster
+        .evidence
+        .extend(policy_text(top_policy.map(|(p, _)| p)));
     cluster.evidence.extend(policy_text(
         subset_spec.and_then(|s| s.traffic_policy.as_ref()),
     ));
@@ -307,8 +309,8 @@ pub fn destination(
         tls_of(subset_spec.and_then(|s| s.traffic_policy.as_ref()), port)
             .map(|(t, _)| (t.mode.clone(), format!("subset {subset}")))
             .or_else(|| {
-                let r = rule?;
-                tls_of(r.spec.traffic_policy.as_ref(), port).map(|(t, lvl)| {
+                let (p, r) = top_policy?;
+                tls_of(Some(p), port).map(|(t, lvl)| {
                     (
                         t.mode.clone(),
                         format!(
