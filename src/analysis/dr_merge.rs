@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use super::Input;
 use super::schema::destination_rule_errors;
-use crate::findings::messages;
+use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{DestinationRule, Subset, TrafficPolicy, Typed};
 use crate::istio::destination_rules::{
@@ -23,7 +23,7 @@ use crate::istio::destination_rules::{
     ordered_by_name,
 };
 
-pub const CODES: &[&str] = &["MD0414", "MD0415", "MD0416"];
+pub const CODES: &[&MessageType] = &[messages::MD0414, messages::MD0415, messages::MD0416];
 
 fn name(rule: &Typed<'_, DestinationRule>) -> String {
     format!("{}/{}", rule.namespace(), rule.name())
