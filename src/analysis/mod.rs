@@ -27,6 +27,7 @@ pub mod multicluster_service;
 pub mod object_rules;
 pub mod policy;
 pub mod port_names;
+pub mod principals;
 pub mod proxy_image;
 pub mod revisions;
 pub mod runtime;
@@ -261,6 +262,25 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             Kind::CronJobs,
         ],
         run: Run::Config(policy::port_levels),
+    },
+    Analyzer {
+        name: "authz-unknown-identity",
+        istio_name: None,
+        on_by_default: true,
+        description: "AuthorizationPolicies whose principals or service accounts no workload carries (another trust domain, a namespace that does not exist, a service account no pod or workload runs as)",
+        codes: principals::CODES,
+        needs: &[
+            Kind::Pods,
+            Kind::PodsBeyondScope,
+            Kind::Namespaces,
+            Kind::NamespacesBeyondScope,
+            Kind::AuthorizationPolicies,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(principals::unknown_identities),
     },
     Analyzer {
         name: "authz-identity",

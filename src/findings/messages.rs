@@ -730,6 +730,10 @@ messages! {
         (rule, subset, host),
         "DestinationRule %s defines subset %q without labels: it selects every endpoint of %s, as if no subset were named. If that is meant, there is nothing to do; otherwise give it the labels of the pods it stands for.",
         "A DestinationRule subset has no labels, so it selects every endpoint of the host (Istio accepts it).";
+    MD0417 = "MD0417", "IdentityOfNoWorkload", Warning,
+        (policy, identity, reason, effect),
+        "AuthorizationPolicy %s names the identity %q, which no workload of this mesh carries (%s): %s. Correct the principal or service account (kubectl get pods -n NAMESPACE -o custom-columns=NAME:.metadata.name,SA:.spec.serviceAccountName lists who runs as what).",
+        "An AuthorizationPolicy names a principal or service account that no workload carries (another trust domain, a namespace that does not exist, or a service account no pod runs as), so its rule never matches.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use common::TestEnv;
 use common::real::{app_deployment, real_env};
+use serde_json::Value;
 
 const PAGE: &str = "mesh-doctor test app";
 
@@ -383,5 +384,67 @@ fn real_allow_without_rules_behind_a_route_is_a_403_and_md0409() {
         !live.iter().any(|c| c == "MD0406" || c == "MD0407"),
         "{live:?}"
     );
+    env.delete_namespaces(&[&ns]);
+}
+
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_principal_no_workload_carries_is_a_403_and_md0417() {
+    let env = real_env();
+    let ns = env.namespace("real-identity", &["istio-injection=enabled"]);
+    let strict = peer_authentication(&ns, "default", "  mtls: {mode: STRICT}\n");
+    let allow_from = |principal: &str| {
+        authorization_policy(
+            &ns,
+            "server-from-client",
+            &format!(
+                "  selector: {{matchLabels: {{app: server}}}}\n  rules:\n  - from:\n    - source: {{principals: [{principal}]}}\n"
+            ),
+        )
+    };
+    env.apply(&app_deployment(&ns, "server", 1));
+    env.apply(&app_deployment(&ns, "client", 1));
+    env.apply(&strict);
+    for d in ["server", "client"] {
+        rollout(&env, &ns, d);
+    }
+    let host = format!("server.{ns}");
+    let md0417 = |env: &TestEnv| -> Vec<String> {
+        let run = env.mesh_doctor(&["analyze", "-n", &ns, "-o", "json"]);
+        let found: Vec<Value> = serde_json::from_str(&run.stdout).unwrap_or_default();
+        found
+            .iter()
+            .filter(|f| f["code"] == "MD0417")
+            .map(|f| f["message"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+
+    // The client runs as `default`; the policy names a service account `client` nobody runs as.
+    env.apply(&allow_from(&format!("cluster.local/ns/{ns}/sa/client")));
+    let answer = request_until(&env, &ns, &host, forbidden);
+    assert!(forbidden(&answer), "expected a 403, got: {answer}");
+    let found = md0417(&env);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains(&format!("no pod or workload of namespace {ns} runs as service account client (they run as default)")),
+        "{found:?}"
+    );
+
+    // A trust domain that is not the mesh's: the same 403.
+    env.apply(&allow_from(&format!("example.com/ns/{ns}/sa/default")));
+    let answer = request_until(&env, &ns, &host, forbidden);
+    assert!(forbidden(&answer), "expected a 403, got: {answer}");
+    let found = md0417(&env);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("its trust domain example.com is not the mesh's (cluster.local)"),
+        "{found:?}"
+    );
+
+    // The negative twin: the principal the client really carries.
+    env.apply(&allow_from(&format!("cluster.local/ns/{ns}/sa/default")));
+    let answer = request_until(&env, &ns, &host, ok);
+    assert!(ok(&answer), "expected the page, got: {answer}");
+    assert_eq!(md0417(&env), Vec::<String>::new());
     env.delete_namespaces(&[&ns]);
 }

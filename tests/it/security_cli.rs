@@ -181,6 +181,37 @@ fn lightstep_tracing_is_deprecated_with_the_mesh_config() {
 }
 
 #[test]
+fn a_principal_of_another_trust_domain_is_md0417_with_the_mesh_config() {
+    let file = "tests/fixtures/security/identities.yaml";
+    let mesh = "tests/fixtures/security/identities-meshconfig.yaml";
+    let (stdout, _, code) = run(&[
+        "analyze",
+        "-f",
+        file,
+        "--mesh-config",
+        mesh,
+        "--analyzer",
+        "authz-unknown-identity",
+    ]);
+    assert_eq!(code, 79, "{stdout}");
+    assert_eq!(
+        stdout.trim_end(),
+        format!(
+            "Warning [MD0417] (AuthorizationPolicy shop/other-domain {file}:1) AuthorizationPolicy shop/other-domain names the identity \"cluster.local/ns/shop/sa/frontend\", which no workload of this mesh carries (its trust domain cluster.local is not the mesh's (mesh.example), nor one of its trustDomainAliases (old.example)): the caller this ALLOW rule is meant for is refused (403 RBAC: access denied). Correct the principal or service account (kubectl get pods -n NAMESPACE -o custom-columns=NAME:.metadata.name,SA:.spec.serviceAccountName lists who runs as what)."
+        )
+    );
+    // Without the mesh config the trust domain is unknown on files: nothing is said.
+    let (stdout, _, code) = run(&[
+        "analyze",
+        "-f",
+        file,
+        "--analyzer",
+        "authz-unknown-identity",
+    ]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
 fn list_analyzers_names_the_kinds_they_read() {
     let (stdout, _, code) = run(&["analyze", "--list-analyzers"]);
     assert_eq!(code, 0);
