@@ -7,28 +7,18 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::exit;
 use crate::findings::messages::ALL;
+use crate::output::format::DocumentFormat;
 use crate::output::write;
-
-/// How `codes` shows the table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CodesFormat {
-    /// One row per code: CODE, NAME, LEVEL, DESCRIPTION
-    Text,
-    /// A JSON array: code, name, level, description, documentationUrl
-    Json,
-    /// The same array as YAML
-    Yaml,
-}
 
 /// What `codes` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
-    pub output: CodesFormat,
+    pub output: DocumentFormat,
 }
 
 pub fn run(request: Request) -> Result<u8> {
     let text = match request.output {
-        CodesFormat::Json | CodesFormat::Yaml => {
+        DocumentFormat::Json | DocumentFormat::Yaml => {
             let items: Vec<_> = ALL
                 .iter()
                 .map(|m| {
@@ -42,13 +32,13 @@ pub fn run(request: Request) -> Result<u8> {
                 })
                 .collect();
             let value = serde_json::Value::Array(items);
-            if request.output == CodesFormat::Yaml {
+            if request.output == DocumentFormat::Yaml {
                 crate::formats::yaml_write::to_string(&value)
             } else {
                 format!("{}\n", crate::output::json::pretty_json(&value))
             }
         }
-        CodesFormat::Text => {
+        DocumentFormat::Text => {
             let mut table = Table::new();
             table
                 .load_style(presets::NOTHING)

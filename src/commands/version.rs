@@ -19,29 +19,18 @@ use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
+use crate::output::format::DocumentFormat;
 use crate::output::json::pretty_json;
 use crate::output::write;
 use crate::request::Global;
 use crate::source::live::{self, Cluster, ListError};
-
-/// How `version` shows its result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum VersionFormat {
-    /// `client version: ...`, then one table per cluster
-    #[default]
-    Text,
-    /// One JSON document: the client, and per cluster its control and data plane
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
 
 /// What `version` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
     /// Only the client's version: no cluster is contacted.
     pub client_only: bool,
-    pub output: VersionFormat,
+    pub output: DocumentFormat,
 }
 
 /// One istiod Deployment.
@@ -448,9 +437,9 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
     if request.client_only {
         let text = match request.output {
-            VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
-            VersionFormat::Json => render_json(None),
-            VersionFormat::Yaml => crate::formats::yaml_write::from_json_text(&render_json(None)),
+            DocumentFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
+            DocumentFormat::Json => render_json(None),
+            DocumentFormat::Yaml => crate::formats::yaml_write::from_json_text(&render_json(None)),
         };
         write::stdout(&text).map_err(Error::Output)?;
         return Ok(exit::OK);
@@ -480,9 +469,9 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
         }
     }
     let text = match request.output {
-        VersionFormat::Text => render_text(&clusters),
-        VersionFormat::Json => render_json(Some(&clusters)),
-        VersionFormat::Yaml => {
+        DocumentFormat::Text => render_text(&clusters),
+        DocumentFormat::Json => render_json(Some(&clusters)),
+        DocumentFormat::Yaml => {
             crate::formats::yaml_write::from_json_text(&render_json(Some(&clusters)))
         }
     };

@@ -1,6 +1,7 @@
 //! Output for people (style sheet, colored text, tables) and for machines (JSON, YAML, SARIF).
 
 pub mod findings;
+pub mod format;
 pub mod json;
 pub mod style;
 pub mod table;

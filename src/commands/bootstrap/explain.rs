@@ -29,6 +29,7 @@ use crate::formats::text::one_line;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
+use crate::output::format::DocumentFormat;
 use crate::output::json::pretty_json;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
@@ -41,24 +42,12 @@ use crate::source::pod::get_pod;
 /// Values longer than this are cut in the text output (`-o json` has them whole).
 const VALUE_WIDTH: usize = 64;
 
-/// How `bootstrap explain` shows its result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ExplainFormat {
-    /// Tables of ingredient | value | source | check, problems, and the live comparison
-    #[default]
-    Text,
-    /// One JSON document: ingredients, override problems, notes, the live comparison, passed
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
-
 /// `bootstrap explain POD`, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The pod's name (without `pod/`), in the namespace of `source::live::scope_namespace`.
     pub pod: String,
-    pub output: ExplainFormat,
+    pub output: DocumentFormat,
     /// Reach the admin port on the pod IP rather than through a port-forward.
     pub direct: bool,
     /// Ask the running Envoy for its /config_dump to compare.
@@ -96,9 +85,11 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     explanation.notes.append(&mut notes);
 
     let text = match request.output {
-        ExplainFormat::Json => json_text(&explanation),
-        ExplainFormat::Yaml => crate::formats::yaml_write::from_json_text(&json_text(&explanation)),
-        ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
+        DocumentFormat::Json => json_text(&explanation),
+        DocumentFormat::Yaml => {
+            crate::formats::yaml_write::from_json_text(&json_text(&explanation))
+        }
+        DocumentFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
     };
     write::stdout(&text).map_err(Error::Output)?;
     summary(

@@ -28,6 +28,7 @@ use crate::exit;
 use crate::findings::messages::{self, DOCS_BASE, Level};
 use crate::findings::{Finding, ResourceRef};
 use crate::output::findings::finding_value;
+use crate::output::format::DocumentFormat;
 use crate::output::json::pretty_json;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
@@ -38,18 +39,6 @@ pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
 
 /// Envoy output beyond this is read and dropped.
 const OUTPUT_CAP: usize = 4 << 20;
-
-/// How `bootstrap validate` shows its findings.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// One block per finding: level, code, file:line, JSON path, then the message
-    #[default]
-    Text,
-    /// One JSON object: the file, the findings (with path and line) and Envoy's verdict
-    Json,
-    /// The same object as YAML
-    Yaml,
-}
 
 /// What `bootstrap` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
@@ -71,7 +60,7 @@ pub struct ValidateRequest {
     pub envoy_timeout: Duration,
     /// The largest bootstrap file (or stdin) read, in bytes.
     pub max_input_size: u64,
-    pub output: OutputFormat,
+    pub output: DocumentFormat,
     /// The lowest level that makes the command exit 79.
     pub failure_threshold: Level,
 }
@@ -203,11 +192,11 @@ async fn validate(global: &Global, request: ValidateRequest) -> Result<u8> {
         .filter(|(f, _)| f.level().reaches(request.failure_threshold))
         .count();
     let out = match request.output {
-        OutputFormat::Text => {
+        DocumentFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render_text(&findings, verdict.as_ref(), &styles)
         }
-        OutputFormat::Json | OutputFormat::Yaml => {
+        DocumentFormat::Json | DocumentFormat::Yaml => {
             let json = render_json(
                 &shown,
                 format,
@@ -216,7 +205,7 @@ async fn validate(global: &Global, request: ValidateRequest) -> Result<u8> {
                 envoy_error.as_deref(),
                 failing == 0,
             );
-            if request.output == OutputFormat::Yaml {
+            if request.output == DocumentFormat::Yaml {
                 crate::formats::yaml_write::from_json_text(&json)
             } else {
                 json
