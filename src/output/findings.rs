@@ -1,7 +1,8 @@
-//! Renders findings: istioctl's log lines, JSON and YAML with istioctl's field names, and SARIF.
+//! Renders findings: istioctl's log lines, JSON and YAML with istioctl's field names, JUnit XML,
+//! and SARIF (`output::sarif`).
 //! Renderers never decide anything: what to show was decided before.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use std::collections::BTreeMap;
 
@@ -59,7 +60,7 @@ impl Coverage<'_> {
     /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0001 for a read or check
     /// that was skipped (origin: the check, also under `check`), MD0002 for documents of a kind
     /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
-    fn values(&self) -> Vec<Value> {
+    pub(super) fn values(&self) -> Vec<Value> {
         use crate::findings::messages::{MD0001, MD0002, MessageType, format};
         let message = |m: &MessageType, text: String, origin: &str| -> Map<String, Value> {
             let mut v = Map::new();
@@ -113,7 +114,7 @@ pub fn render(
         Format::Yaml => {
             crate::formats::yaml_write::to_string(&to_value(findings, show_cluster, coverage))
         }
-        Format::Sarif => sarif(findings, coverage),
+        Format::Sarif => super::sarif::render(findings, coverage),
         Format::Junit => junit(findings, coverage, failure_threshold),
     }
 }
@@ -254,125 +255,4 @@ fn to_value(findings: &[&Finding], show_cluster: bool, coverage: &Coverage) -> V
         .collect();
     items.extend(coverage.values());
     Value::Array(items)
-}
-
-fn sarif_level(level: Level) -> &'static str {
-    match level {
-        Level::Error => "error",
-        Level::Warning => "warning",
-        Level::Info => "note",
-    }
-}
-
-/// SARIF 2.1.0: one run, one rule per code present, one result per finding with the file and
-/// line when the resource came from a file, and the resource name as a logical location.
-pub fn sarif(findings: &[&Finding], coverage: &Coverage) -> String {
-    use crate::findings::messages::{MessageType, lookup};
-    let unchanged: Vec<&Finding> = coverage
-        .baseline
-        .map(|b| b.unchanged.iter().collect())
-        .unwrap_or_default();
-    let absent = coverage.baseline.map(|b| b.absent).unwrap_or_default();
-    let mut rules: Vec<&MessageType> = findings
-        .iter()
-        .chain(&unchanged)
-        .map(|f| f.message_type)
-        .chain(absent.iter().filter_map(|e| lookup(&e.code)))
-        .collect();
-    rules.sort_by_key(|m| m.code);
-    rules.dedup_by_key(|m| m.code);
-    let rule_index = |code: &str| rules.iter().position(|m| m.code == code).unwrap_or(0);
-    let rules_json: Vec<Value> = rules
-        .iter()
-        .map(|m| {
-            json!({
-                "id": m.code,
-                "name": m.name,
-                "shortDescription": {"text": m.description},
-                "helpUri": m.documentation_url(),
-                "defaultConfiguration": {"level": sarif_level(m.level)},
-            })
-        })
-        .collect();
-    let result_of = |f: &Finding, state: Option<&str>| -> Value {
-        let mut result = json!({
-            "ruleId": f.code(),
-            "ruleIndex": rule_index(f.code()),
-            "level": sarif_level(f.level()),
-            "message": {"text": f.message},
-        });
-        if let Some(state) = state {
-            result["baselineState"] = state.into();
-        }
-        if let Some(r) = &f.resource {
-            let mut location = Map::new();
-            if let Some(file) = &r.file {
-                let mut physical =
-                    json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
-                if let Some(line) = r.line {
-                    physical["region"] = json!({"startLine": line});
-                }
-                location.insert("physicalLocation".into(), physical);
-            }
-            location.insert(
-                "logicalLocations".into(),
-                json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
-            );
-            result["locations"] = json!([Value::Object(location)]);
-        }
-        result
-    };
-    let with_baseline = coverage.baseline.is_some();
-    let mut results: Vec<Value> = findings
-        .iter()
-        .map(|f| result_of(f, with_baseline.then_some("new")))
-        .collect();
-    results.extend(unchanged.iter().map(|f| result_of(f, Some("unchanged"))));
-    results.extend(absent.iter().map(|e| {
-        let mut result = json!({
-            "ruleId": e.code,
-            "ruleIndex": rule_index(&e.code),
-            "level": lookup(&e.code).map_or("warning", |m| sarif_level(m.level)),
-            "message": {"text": e.message},
-            "baselineState": "absent",
-        });
-        if let Some(origin) = &e.origin {
-            result["locations"] =
-                json!([{"logicalLocations": [{"fullyQualifiedName": origin, "kind": "resource"}]}]);
-        }
-        result
-    }));
-    // What was skipped or not analysed: tool execution notifications of the invocation, which
-    // is not successful when anything was skipped.
-    let notifications: Vec<Value> = coverage
-        .values()
-        .into_iter()
-        .map(|v| {
-            json!({
-                "level": "warning",
-                "descriptor": {"id": if v["code"] == "MD0001" { "skipped" } else { "not-analysed" }},
-                "message": {"text": v["message"]},
-            })
-        })
-        .collect();
-    let doc = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "mesh-doctor",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/mesh-doctor/mesh-doctor",
-                "rules": rules_json,
-            }},
-            "invocations": [{
-                "executionSuccessful": coverage.skipped.is_empty(),
-                "toolExecutionNotifications": notifications,
-            }],
-            "results": results,
-        }],
-    });
-    let mut text = pretty_json(&doc);
-    text.push('\n');
-    text
 }

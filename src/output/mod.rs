@@ -3,6 +3,7 @@
 pub mod findings;
 pub mod format;
 pub mod json;
+pub mod sarif;
 pub mod style;
 pub mod table;
 pub mod write;
