@@ -2,14 +2,15 @@
 //! and SARIF (`output::sarif`).
 //! Renderers never decide anything: what to show was decided before.
 
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use std::collections::BTreeMap;
 
 use crate::findings::Finding;
 use crate::findings::messages::Level;
 use crate::findings::report::Skipped;
-use crate::output::json::pretty_json;
+use crate::output::json::document;
 use crate::output::style::Styles;
 
 /// The output formats of `analyze`.
@@ -50,7 +51,7 @@ pub struct BaselineView<'a> {
     pub absent: &'a [crate::findings::baseline::Entry],
 }
 
-impl Coverage<'_> {
+impl<'a> Coverage<'a> {
     /// True when everything was read and analysed.
     pub fn is_complete(&self) -> bool {
         self.skipped.is_empty() && self.not_analysed.is_empty()
@@ -60,18 +61,19 @@ impl Coverage<'_> {
     /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0001 for a read or check
     /// that was skipped (origin: the check, also under `check`), MD0002 for documents of a kind
     /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
-    pub(super) fn values(&self) -> Vec<Value> {
+    pub(super) fn messages(&self) -> Vec<CoverageMessage<'a>> {
         use crate::findings::messages::{MD0001, MD0002, MessageType, format};
-        let message = |m: &MessageType, text: String, origin: &str| -> Map<String, Value> {
-            let mut v = Map::new();
-            v.insert("code".into(), m.code.into());
-            v.insert("documentationUrl".into(), m.documentation_url().into());
-            v.insert("level".into(), m.level.as_str().into());
-            v.insert("message".into(), text.into());
-            v.insert("origin".into(), origin.into());
-            v
+        let message = |m: &'static MessageType, text: String, origin: &'a str| CoverageMessage {
+            code: m.code,
+            documentation_url: m.documentation_url(),
+            level: m.level.as_str(),
+            message: text,
+            origin,
+            check: None,
+            kind: None,
+            documents: None,
         };
-        let mut out: Vec<Value> = self
+        let mut out: Vec<CoverageMessage> = self
             .skipped
             .iter()
             .map(|s| {
@@ -79,20 +81,39 @@ impl Coverage<'_> {
                     MD0001.template,
                     &[s.check.as_str().into(), s.reason.as_str().into()],
                 );
-                let mut v = message(MD0001, text, &s.check);
-                v.insert("check".into(), s.check.clone().into());
-                Value::Object(v)
+                CoverageMessage {
+                    check: Some(&s.check),
+                    ..message(MD0001, text, &s.check)
+                }
             })
             .collect();
         out.extend(self.not_analysed.iter().map(|(kind, n)| {
             let text = format(MD0002.template, &[(*n).into(), kind.as_str().into()]);
-            let mut v = message(MD0002, text, kind);
-            v.insert("kind".into(), kind.clone().into());
-            v.insert("documents".into(), (*n).into());
-            Value::Object(v)
+            CoverageMessage {
+                kind: Some(kind),
+                documents: Some(*n),
+                ..message(MD0002, text, kind)
+            }
         }));
         out
     }
+}
+
+/// One message of [`Coverage::messages`], as the JSON and YAML outputs write it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CoverageMessage<'a> {
+    pub code: &'static str,
+    pub documentation_url: String,
+    pub level: &'static str,
+    pub message: String,
+    pub origin: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub documents: Option<usize>,
 }
 
 /// Renders findings in a format; the text ends with a newline.
@@ -106,14 +127,10 @@ pub fn render(
 ) -> String {
     match format {
         Format::Text | Format::Log => log(findings, styles, show_cluster),
-        Format::Json => {
-            let mut text = pretty_json(&to_value(findings, show_cluster, coverage));
-            text.push('\n');
-            text
-        }
-        Format::Yaml => {
-            crate::formats::yaml_write::to_string(&to_value(findings, show_cluster, coverage))
-        }
+        Format::Json => document(&items(findings, show_cluster, coverage)),
+        Format::Yaml => crate::formats::yaml_write::to_string(
+            &serde_json::to_value(items(findings, show_cluster, coverage)).unwrap_or_default(),
+        ),
         Format::Sarif => super::sarif::render(findings, coverage),
         Format::Junit => junit(findings, coverage, failure_threshold),
     }
@@ -177,14 +194,13 @@ pub fn junit(findings: &[&Finding], coverage: &Coverage, failure_threshold: Leve
         cases.push(case);
     }
     let mut skipped = 0;
-    for v in coverage.values() {
+    for note in coverage.messages() {
         skipped += 1;
-        let message = v["message"].as_str().unwrap_or_default();
         cases.push(format!(
             "    <testcase classname=\"mesh-doctor\" name=\"{} {}\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-            v["code"].as_str().unwrap_or_default(),
-            xml_escape(v["origin"].as_str().unwrap_or_default()),
-            xml_escape(message)
+            note.code,
+            xml_escape(note.origin),
+            xml_escape(&note.message)
         ));
     }
     if cases.is_empty() {
@@ -228,31 +244,58 @@ pub fn log(findings: &[&Finding], styles: &Styles, show_cluster: bool) -> String
 }
 
 /// One finding as istioctl's JSON object (keys in alphabetical order).
-pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
-    let mut m = Map::new();
-    if show_cluster && let Some(cluster) = f.cluster() {
-        m.insert("cluster".into(), Value::String(cluster.to_string()));
-    }
-    m.insert("code".into(), f.code().into());
-    m.insert(
-        "documentationUrl".into(),
-        f.message_type.documentation_url().into(),
-    );
-    m.insert("level".into(), f.level().as_str().into());
-    m.insert("message".into(), f.message.clone().into());
-    // As istioctl: every message has an origin, empty for one about no resource (MD0206).
-    m.insert("origin".into(), f.origin().unwrap_or_default().into());
-    if let Some(reference) = f.resource.as_ref().and_then(|r| r.reference()) {
-        m.insert("reference".into(), reference.into());
-    }
-    Value::Object(m)
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<&'a str>,
+    code: &'static str,
+    documentation_url: String,
+    level: &'static str,
+    message: &'a str,
+    /// As istioctl: every message has an origin, empty for one about no resource (MD0206).
+    origin: String,
+    /// `file:line` for a resource read from a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<String>,
 }
 
-fn to_value(findings: &[&Finding], show_cluster: bool, coverage: &Coverage) -> Value {
-    let mut items: Vec<Value> = findings
+impl<'a> FindingJson<'a> {
+    pub fn of(f: &'a Finding, show_cluster: bool) -> FindingJson<'a> {
+        FindingJson {
+            cluster: f.cluster().filter(|_| show_cluster).map(|c| &**c),
+            code: f.code(),
+            documentation_url: f.message_type.documentation_url(),
+            level: f.level().as_str(),
+            message: &f.message,
+            origin: f.origin().unwrap_or_default(),
+            reference: f.resource.as_ref().and_then(|r| r.reference()),
+        }
+    }
+}
+
+/// [`FindingJson`] as a value, for the outputs that add their own keys to it.
+pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
+    serde_json::to_value(FindingJson::of(f, show_cluster)).unwrap_or_default()
+}
+
+/// One item of the JSON and YAML arrays: a finding, then what the findings do not cover.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Finding(FindingJson<'a>),
+    Coverage(CoverageMessage<'a>),
+}
+
+fn items<'a>(
+    findings: &[&'a Finding],
+    show_cluster: bool,
+    coverage: &Coverage<'a>,
+) -> Vec<Item<'a>> {
+    let mut items: Vec<Item> = findings
         .iter()
-        .map(|f| finding_value(f, show_cluster))
+        .map(|f| Item::Finding(FindingJson::of(f, show_cluster)))
         .collect();
-    items.extend(coverage.values());
-    Value::Array(items)
+    items.extend(coverage.messages().into_iter().map(Item::Coverage));
+    items
 }

@@ -1,12 +1,145 @@
 //! SARIF 2.1.0 for code-scanning tools: one run, one rule per code present, one result per
-//! finding, and what was skipped or not analysed as notifications of the invocation.
+//! finding, and what was skipped or not analysed as notifications of the invocation. The
+//! document is made of the SARIF objects below (named as the standard names them), with only
+//! the properties mesh-doctor fills, in the order they are written.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 use crate::findings::Finding;
-use crate::findings::messages::Level;
+use crate::findings::baseline::Entry;
+use crate::findings::messages::{Level, MessageType, lookup};
 use crate::output::findings::Coverage;
-use crate::output::json::pretty_json;
+use crate::output::json::document;
+
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+const INFORMATION_URI: &str = "https://github.com/mesh-doctor/mesh-doctor";
+
+/// `sarifLog`: the file.
+#[derive(Serialize)]
+struct SarifLog<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [Run<'a>; 1],
+}
+
+/// `run`: one invocation of the tool and what it found.
+#[derive(Serialize)]
+struct Run<'a> {
+    tool: Tool,
+    invocations: [Invocation<'a>; 1],
+    results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: ToolComponent,
+}
+
+/// `toolComponent`: mesh-doctor, with the rules (codes) its results refer to.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolComponent {
+    name: &'static str,
+    version: &'static str,
+    information_uri: &'static str,
+    rules: Vec<ReportingDescriptor>,
+}
+
+/// `reportingDescriptor`: one code.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportingDescriptor {
+    id: &'static str,
+    name: &'static str,
+    short_description: Message<'static>,
+    help_uri: String,
+    default_configuration: ReportingConfiguration,
+}
+
+#[derive(Serialize)]
+struct ReportingConfiguration {
+    level: &'static str,
+}
+
+/// `message` (and `multiformatMessageString`): plain text.
+#[derive(Serialize)]
+struct Message<'a> {
+    text: &'a str,
+}
+
+/// `invocation`: not successful when a read or check was skipped.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation<'a> {
+    execution_successful: bool,
+    tool_execution_notifications: Vec<Notification<'a>>,
+}
+
+/// `notification`: one read or check skipped, or one kind of documents not analysed.
+#[derive(Serialize)]
+struct Notification<'a> {
+    level: &'static str,
+    descriptor: ReportingDescriptorReference,
+    message: Message<'a>,
+}
+
+#[derive(Serialize)]
+struct ReportingDescriptorReference {
+    id: &'static str,
+}
+
+/// `result`: one finding, or with a baseline one of its entries that no longer occurs.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: &'a str,
+    rule_index: usize,
+    level: &'static str,
+    message: Message<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_state: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    locations: Option<[Location<'a>; 1]>,
+}
+
+/// `location`: the file and line when the resource came from a file, and the resource.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    physical_location: Option<PhysicalLocation<'a>>,
+    logical_locations: [LogicalLocation<'a>; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation<'a> {
+    artifact_location: ArtifactLocation<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+struct ArtifactLocation<'a> {
+    uri: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: u32,
+}
+
+/// `logicalLocation`: the resource (`Kind ns/name`); a baseline entry has no separate name.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogicalLocation<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    fully_qualified_name: String,
+    kind: &'static str,
+}
 
 fn sarif_level(level: Level) -> &'static str {
     match level {
@@ -19,7 +152,6 @@ fn sarif_level(level: Level) -> &'static str {
 /// SARIF 2.1.0: one run, one rule per code present, one result per finding with the file and
 /// line when the resource came from a file, and the resource name as a logical location.
 pub fn render(findings: &[&Finding], coverage: &Coverage) -> String {
-    use crate::findings::messages::{MessageType, lookup};
     let unchanged: Vec<&Finding> = coverage
         .baseline
         .map(|b| b.unchanged.iter().collect())
@@ -34,99 +166,120 @@ pub fn render(findings: &[&Finding], coverage: &Coverage) -> String {
     rules.sort_by_key(|m| m.code);
     rules.dedup_by_key(|m| m.code);
     let rule_index = |code: &str| rules.iter().position(|m| m.code == code).unwrap_or(0);
-    let rules_json: Vec<Value> = rules
-        .iter()
-        .map(|m| {
-            json!({
-                "id": m.code,
-                "name": m.name,
-                "shortDescription": {"text": m.description},
-                "helpUri": m.documentation_url(),
-                "defaultConfiguration": {"level": sarif_level(m.level)},
-            })
-        })
-        .collect();
-    let result_of = |f: &Finding, state: Option<&str>| -> Value {
-        let mut result = json!({
-            "ruleId": f.code(),
-            "ruleIndex": rule_index(f.code()),
-            "level": sarif_level(f.level()),
-            "message": {"text": f.message},
-        });
-        if let Some(state) = state {
-            result["baselineState"] = state.into();
-        }
-        if let Some(r) = &f.resource {
-            let mut location = Map::new();
-            if let Some(file) = &r.file {
-                let mut physical =
-                    json!({"artifactLocation": {"uri": file.trim_start_matches("./")}});
-                if let Some(line) = r.line {
-                    physical["region"] = json!({"startLine": line});
-                }
-                location.insert("physicalLocation".into(), physical);
-            }
-            location.insert(
-                "logicalLocations".into(),
-                json!([{"name": r.name, "fullyQualifiedName": r.friendly_name(), "kind": "resource"}]),
-            );
-            result["locations"] = json!([Value::Object(location)]);
-        }
-        result
-    };
     let with_baseline = coverage.baseline.is_some();
-    let mut results: Vec<Value> = findings
+    let mut results: Vec<SarifResult> = findings
         .iter()
-        .map(|f| result_of(f, with_baseline.then_some("new")))
+        .map(|f| result_of(f, rule_index(f.code()), with_baseline.then_some("new")))
         .collect();
-    results.extend(unchanged.iter().map(|f| result_of(f, Some("unchanged"))));
-    results.extend(absent.iter().map(|e| {
-        let mut result = json!({
-            "ruleId": e.code,
-            "ruleIndex": rule_index(&e.code),
-            "level": lookup(&e.code).map_or("warning", |m| sarif_level(m.level)),
-            "message": {"text": e.message},
-            "baselineState": "absent",
-        });
-        if let Some(origin) = &e.origin {
-            result["locations"] =
-                json!([{"logicalLocations": [{"fullyQualifiedName": origin, "kind": "resource"}]}]);
-        }
-        result
-    }));
-    // What was skipped or not analysed: tool execution notifications of the invocation, which
-    // is not successful when anything was skipped.
-    let notifications: Vec<Value> = coverage
-        .values()
-        .into_iter()
-        .map(|v| {
-            json!({
-                "level": "warning",
-                "descriptor": {"id": if v["code"] == "MD0001" { "skipped" } else { "not-analysed" }},
-                "message": {"text": v["message"]},
-            })
-        })
-        .collect();
-    let doc = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "mesh-doctor",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/mesh-doctor/mesh-doctor",
-                "rules": rules_json,
-            }},
-            "invocations": [{
-                "executionSuccessful": coverage.skipped.is_empty(),
-                "toolExecutionNotifications": notifications,
+    results.extend(
+        unchanged
+            .iter()
+            .map(|f| result_of(f, rule_index(f.code()), Some("unchanged"))),
+    );
+    results.extend(absent.iter().map(|e| absent_result(e, rule_index(&e.code))));
+    let notes = coverage.messages();
+    let log = SarifLog {
+        schema: SCHEMA,
+        version: "2.1.0",
+        runs: [Run {
+            tool: Tool {
+                driver: ToolComponent {
+                    name: "mesh-doctor",
+                    version: env!("CARGO_PKG_VERSION"),
+                    information_uri: INFORMATION_URI,
+                    rules: rules.iter().map(|m| rule(m)).collect(),
+                },
+            },
+            // What was skipped or not analysed: tool execution notifications of the invocation,
+            // which is not successful when anything was skipped.
+            invocations: [Invocation {
+                execution_successful: coverage.skipped.is_empty(),
+                tool_execution_notifications: notes
+                    .iter()
+                    .map(|note| Notification {
+                        level: "warning",
+                        descriptor: ReportingDescriptorReference {
+                            id: if note.check.is_some() {
+                                "skipped"
+                            } else {
+                                "not-analysed"
+                            },
+                        },
+                        message: Message {
+                            text: &note.message,
+                        },
+                    })
+                    .collect(),
             }],
-            "results": results,
+            results,
         }],
-    });
-    let mut text = pretty_json(&doc);
-    text.push('\n');
-    text
+    };
+    document(&log)
+}
+
+fn rule(m: &'static MessageType) -> ReportingDescriptor {
+    ReportingDescriptor {
+        id: m.code,
+        name: m.name,
+        short_description: Message {
+            text: m.description,
+        },
+        help_uri: m.documentation_url(),
+        default_configuration: ReportingConfiguration {
+            level: sarif_level(m.level),
+        },
+    }
+}
+
+fn result_of<'a>(
+    f: &'a Finding,
+    rule_index: usize,
+    baseline_state: Option<&'static str>,
+) -> SarifResult<'a> {
+    SarifResult {
+        rule_id: f.code(),
+        rule_index,
+        level: sarif_level(f.level()),
+        message: Message { text: &f.message },
+        baseline_state,
+        locations: f.resource.as_ref().map(|r| {
+            [Location {
+                physical_location: r.file.as_deref().map(|file| PhysicalLocation {
+                    artifact_location: ArtifactLocation {
+                        uri: file.trim_start_matches("./"),
+                    },
+                    region: r.line.map(|start_line| Region { start_line }),
+                }),
+                logical_locations: [LogicalLocation {
+                    name: Some(&r.name),
+                    fully_qualified_name: r.friendly_name(),
+                    kind: "resource",
+                }],
+            }]
+        }),
+    }
+}
+
+/// A baseline entry that no longer occurs: its code's level (a warning for a code this
+/// release does not know) and its origin as the logical location.
+fn absent_result(e: &Entry, rule_index: usize) -> SarifResult<'_> {
+    SarifResult {
+        rule_id: &e.code,
+        rule_index,
+        level: lookup(&e.code).map_or("warning", |m| sarif_level(m.level)),
+        message: Message { text: &e.message },
+        baseline_state: Some("absent"),
+        locations: e.origin.as_ref().map(|origin| {
+            [Location {
+                physical_location: None,
+                logical_locations: [LogicalLocation {
+                    name: None,
+                    fully_qualified_name: origin.clone(),
+                    kind: "resource",
+                }],
+            }]
+        }),
+    }
 }
 
 #[cfg(test)]
