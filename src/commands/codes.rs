@@ -1,7 +1,7 @@
 //! `kubectl mesh-doctor codes`: every finding code, its level and meaning.
 
 use comfy_table::{ContentArrangement, Table, presets};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::error::Error;
 use crate::error::Result;
@@ -16,26 +16,36 @@ pub struct Request {
     pub output: DocumentFormat,
 }
 
+/// One code in `-o json` and `-o yaml`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CodeJson {
+    code: &'static str,
+    name: &'static str,
+    level: &'static str,
+    description: &'static str,
+    documentation_url: String,
+}
+
 pub fn run(request: Request) -> Result<u8> {
     let text = match request.output {
         DocumentFormat::Json | DocumentFormat::Yaml => {
-            let items: Vec<_> = ALL
+            let items: Vec<CodeJson> = ALL
                 .iter()
-                .map(|m| {
-                    json!({
-                        "code": m.code,
-                        "name": m.name,
-                        "level": m.level.as_str(),
-                        "description": m.description,
-                        "documentationUrl": m.documentation_url(),
-                    })
+                .map(|m| CodeJson {
+                    code: m.code,
+                    name: m.name,
+                    level: m.level.as_str(),
+                    description: m.description,
+                    documentation_url: m.documentation_url(),
                 })
                 .collect();
-            let value = serde_json::Value::Array(items);
             if request.output == DocumentFormat::Yaml {
-                crate::formats::yaml_write::to_string(&value)
+                crate::formats::yaml_write::to_string(
+                    &serde_json::to_value(&items).unwrap_or_default(),
+                )
             } else {
-                format!("{}\n", crate::output::json::pretty_json(&value))
+                crate::output::json::document(&items)
             }
         }
         DocumentFormat::Text => {

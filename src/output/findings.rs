@@ -248,16 +248,16 @@ pub fn log(findings: &[&Finding], styles: &Styles, show_cluster: bool) -> String
 #[serde(rename_all = "camelCase")]
 pub struct FindingJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    cluster: Option<&'a str>,
-    code: &'static str,
-    documentation_url: String,
-    level: &'static str,
-    message: &'a str,
+    pub cluster: Option<&'a str>,
+    pub code: &'static str,
+    pub documentation_url: String,
+    pub level: &'static str,
+    pub message: &'a str,
     /// As istioctl: every message has an origin, empty for one about no resource (MD0206).
-    origin: String,
+    pub origin: String,
     /// `file:line` for a resource read from a file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    reference: Option<String>,
+    pub reference: Option<String>,
 }
 
 impl<'a> FindingJson<'a> {
