@@ -2,7 +2,7 @@
 //! per-type table (`-v`), `-o wide`, JSON and YAML. Nothing is decided here.
 
 use comfy_table::Cell;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState};
 use crate::formats::duration::human_duration;
@@ -378,13 +378,13 @@ pub fn row_value(row: &Row, now: jiff::Timestamp) -> Value {
     if let Some(s) = &row.skew {
         m.insert(
             "versionSkew".into(),
-            json!({"proxy": s.proxy, "istiod": s.istiod, "minorsBehind": s.minors_behind, "supported": s.supported}),
+            serde_json::to_value(s).unwrap_or_default(),
         );
     }
     if let Some(p) = &row.pod_status {
         m.insert(
             "podStatus".into(),
-            json!({"phase": p.phase, "ready": p.ready, "proxyRestarts": p.proxy_restarts, "nativeSidecar": p.native_sidecar, "proxyRunning": p.proxy_running}),
+            serde_json::to_value(p).unwrap_or_default(),
         );
     }
     if let Some(e) = &row.envoy {

@@ -77,7 +77,8 @@ impl RowState {
 }
 
 /// Proxy version vs its istiod's version, when their minor versions differ.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Skew {
     pub proxy: String,
     pub istiod: String,
@@ -149,7 +150,8 @@ impl VersionSource {
 }
 
 /// The pod behind a row, in `kubectl get pod` terms.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PodSummary {
     pub phase: String,
     /// `2/2`
@@ -872,6 +874,32 @@ mod tests {
 
     fn now() -> jiff::Timestamp {
         "2026-11-29T15:50:00Z".parse().unwrap()
+    }
+
+    /// `versionSkew` and `podStatus` of a row in `-o json`, key for key.
+    #[test]
+    fn skew_and_pod_status_as_json() {
+        let skew = Skew {
+            proxy: "1.22.0".into(),
+            istiod: "1.24.1".into(),
+            minors_behind: 2,
+            supported: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&skew).unwrap(),
+            r#"{"proxy":"1.22.0","istiod":"1.24.1","minorsBehind":2,"supported":false}"#
+        );
+        let pod = PodSummary {
+            phase: "Running".into(),
+            ready: "1/2".into(),
+            proxy_restarts: 3,
+            native_sidecar: true,
+            proxy_running: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&pod).unwrap(),
+            r#"{"phase":"Running","ready":"1/2","proxyRestarts":3,"nativeSidecar":true,"proxyRunning":false}"#
+        );
     }
 
     fn answer(name: &str, text: &str) -> IstiodAnswer {
