@@ -1,7 +1,7 @@
 //! Renders one pod's [`Diagnosis`]: sections for people (Pod, Sidecar, Verdict, Evidence,
 //! Checked causes, Next steps), or one JSON document. Nothing is decided here.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::diagnosis::{CheckStatus, ContainerSummary, Diagnosis, VerdictKind};
 use crate::envoy::admin::xds_source;
@@ -11,6 +11,12 @@ use crate::output::findings::finding_value;
 use crate::output::style::Styles;
 use crate::probe::admin::CertRole;
 use crate::probe::{LogScan, ProbeResult, Probed};
+
+/// `probe` in `pod -o json` when the probe's result cannot be written as JSON.
+#[derive(serde::Serialize)]
+struct ProbeError {
+    error: String,
+}
 
 /// The JSON document of `pod -o json`.
 pub fn json(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> Value {
@@ -35,7 +41,12 @@ pub fn json(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> Value {
         map.insert(
             "probe".to_string(),
             probe.map_or(Value::Null, |p| {
-                serde_json::to_value(p).unwrap_or_else(|e| json!({"error": e.to_string()}))
+                serde_json::to_value(p).unwrap_or_else(|e| {
+                    let error = ProbeError {
+                        error: e.to_string(),
+                    };
+                    serde_json::to_value(error).unwrap_or_default()
+                })
             }),
         );
     }
@@ -337,6 +348,7 @@ mod tests {
     use crate::diagnosis::diagnose;
     use crate::diagnosis::tests::*;
     use crate::probe::{AdminProbe, ProxyLogs};
+    use serde_json::json;
 
     fn crash() -> (Diagnosis, ProbeResult) {
         let pod = pod("web-crash", Some(crashloop_status()), true);
