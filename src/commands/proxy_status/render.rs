@@ -572,4 +572,113 @@ mod tests {
             "NAME   CLUSTER   ISTIOD   VERSION   SUBSCRIBED TYPES   STATUS\n"
         );
     }
+
+    /// Every key a row, a type and an istiod can have in `-o json`, byte for byte: a connected
+    /// row with every fact and a type pushed, rejected and acknowledged; an unconnected one with
+    /// its pod status; an istiod that answered and one that did not.
+    #[test]
+    fn json_keys_are_pinned() {
+        use crate::commands::proxy_status::status::{
+            IstiodSummary, PodSummary, Skew, VersionSource,
+        };
+        let sent: jiff::Timestamp = "2026-11-29T15:49:10Z".parse().unwrap();
+        let connected = Row {
+            name: "web-1.shop".into(),
+            namespace: Some("shop".into()),
+            pod: Some("web-1".into()),
+            cluster: Some("Kubernetes".into()),
+            istiod: Some("istiod-1".into()),
+            istiod_version: Some("1.24.1".into()),
+            version: Some("1.22.0".into()),
+            version_source: Some(VersionSource::Istiod),
+            proxy_type: Some("sidecar".into()),
+            state: RowState::Error,
+            types: vec![
+                TypeStatus {
+                    type_url: "type.googleapis.com/envoy.config.cluster.v3.Cluster".into(),
+                    state: SyncState::Error,
+                    last_sent: Some(sent),
+                    sent_nonce: Some("n2".into()),
+                    acked_nonce: Some("n1".into()),
+                    error: Some("rejected: bad \"cluster\"".into()),
+                },
+                TypeStatus {
+                    type_url: "type.googleapis.com/envoy.config.listener.v3.Listener".into(),
+                    state: SyncState::NotSent,
+                    last_sent: None,
+                    sent_nonce: None,
+                    acked_nonce: None,
+                    error: None,
+                },
+            ],
+            reason: Some("CDS rejected".into()),
+            skew: Some(Skew {
+                proxy: "1.22.0".into(),
+                istiod: "1.24.1".into(),
+                minors_behind: 2,
+                supported: false,
+            }),
+            pod_status: None,
+            envoy: Some(EnvoyState {
+                state: Some("LIVE".into()),
+                error: None,
+                via: "port-forward".into(),
+            }),
+        };
+        let unconnected = Row {
+            name: "api-0.shop".into(),
+            namespace: Some("shop".into()),
+            pod: Some("api-0".into()),
+            cluster: None,
+            istiod: None,
+            istiod_version: None,
+            version: Some("1.24.1".into()),
+            version_source: Some(VersionSource::Image),
+            proxy_type: None,
+            state: RowState::NotConnected,
+            types: vec![],
+            reason: Some("CrashLoopBackOff".into()),
+            skew: None,
+            pod_status: Some(PodSummary {
+                phase: "Running".into(),
+                ready: "1/2".into(),
+                proxy_restarts: 4,
+                native_sidecar: false,
+                proxy_running: false,
+            }),
+            envoy: Some(EnvoyState {
+                state: None,
+                error: Some("connection refused".into()),
+                via: "10.0.0.7".into(),
+            }),
+        };
+        let report = Report {
+            istiods: vec![
+                IstiodSummary {
+                    name: "istiod-1".into(),
+                    version: Some("1.24.1".into()),
+                    revision: Some("default".into()),
+                    via: "port-forward".into(),
+                    proxies: 1,
+                    error: None,
+                },
+                IstiodSummary {
+                    name: "istiod-2".into(),
+                    version: None,
+                    revision: None,
+                    via: "10.0.0.2:15014".into(),
+                    proxies: 0,
+                    error: Some("timed out".into()),
+                },
+            ],
+            rows: vec![unconnected, connected],
+            pods_listed: true,
+            no_istiod: Some("none answered".into()),
+        };
+        let value = json_value(&report, now(), &[FailOn::Error, FailOn::Disconnected]);
+        insta::assert_snapshot!(
+            "json_keys",
+            crate::output::json::document(&value) + &crate::formats::yaml_write::to_string(&value)
+        );
+    }
 }
