@@ -163,11 +163,13 @@ pub struct PodSummary {
 }
 
 /// What `--probe` read from the proxy's Envoy admin (`/server_info`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EnvoyState {
     /// LIVE, PRE_INITIALIZING, INITIALIZING, DRAINING.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// Why the admin port gave no state (refused, timeout, denied...).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub via: String,
 }
@@ -263,13 +265,16 @@ impl FailOn {
 }
 
 /// The istiods, summarised for the report.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct IstiodSummary {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
     pub via: String,
     pub proxies: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
