@@ -259,7 +259,7 @@ async fn fetch<T: Transport>(transport: &T, port: u16, path: &str) -> LiveBootst
 
 // ------------------------------------------------------------------ rendering
 
-fn json_text(explanation: &Explanation) -> String {
+pub(super) fn json_text(explanation: &Explanation) -> String {
     let mut value = serde_json::to_value(explanation).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
         map.insert("passed".into(), Value::Bool(!explanation.failed()));

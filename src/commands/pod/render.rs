@@ -406,6 +406,18 @@ mod tests {
         assert!(text(&d, Some(&p), &Styles::new(true)).contains('\u{1b}'));
     }
 
+    /// `pod -o json`, byte for byte: a pod waiting for the control plane, a crash, a healthy
+    /// pod without probe.
+    #[test]
+    fn json_text_is_pinned() {
+        let (d, p) = waiting();
+        insta::assert_snapshot!("json_waiting", json_text(&d, Some(&p)));
+        let (d, p) = crash();
+        insta::assert_snapshot!("json_crash", json_text(&d, Some(&p)));
+        let (d, _) = healthy();
+        insta::assert_snapshot!("json_healthy_not_probed", json_text(&d, None));
+    }
+
     #[test]
     fn json_document() {
         let (d, p) = waiting();
