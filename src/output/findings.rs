@@ -3,7 +3,6 @@
 //! Renderers never decide anything: what to show was decided before.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use std::collections::BTreeMap;
 
@@ -272,11 +271,6 @@ impl<'a> FindingJson<'a> {
             reference: f.resource.as_ref().and_then(|r| r.reference()),
         }
     }
-}
-
-/// [`FindingJson`] as a value, for the outputs that add their own keys to it.
-pub fn finding_value(f: &Finding, show_cluster: bool) -> Value {
-    serde_json::to_value(FindingJson::of(f, show_cluster)).unwrap_or_default()
 }
 
 /// One item of the JSON and YAML arrays: a finding, then what the findings do not cover.

@@ -30,7 +30,7 @@ use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
 use crate::output::format::DocumentFormat;
-use crate::output::json::pretty_json;
+use crate::output::json::document;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::url_encode;
@@ -259,14 +259,19 @@ async fn fetch<T: Transport>(transport: &T, port: u16, path: &str) -> LiveBootst
 
 // ------------------------------------------------------------------ rendering
 
+/// `bootstrap explain -o json`: the explanation, and whether it passed.
+#[derive(serde::Serialize)]
+struct ExplainJson<'a> {
+    #[serde(flatten)]
+    explanation: &'a Explanation,
+    passed: bool,
+}
+
 pub(super) fn json_text(explanation: &Explanation) -> String {
-    let mut value = serde_json::to_value(explanation).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("passed".into(), Value::Bool(!explanation.failed()));
-    }
-    let mut text = pretty_json(&value);
-    text.push('\n');
-    text
+    document(&ExplainJson {
+        explanation,
+        passed: !explanation.failed(),
+    })
 }
 
 fn status_color(status: Status) -> Option<Tone> {
