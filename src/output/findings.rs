@@ -1,14 +1,12 @@
 //! Renders findings: istioctl's log lines, JSON and YAML with istioctl's field names, JUnit XML,
-//! and SARIF (`output::sarif`).
+//! and SARIF (`output::sarif`); what they do not cover is `output::coverage`.
 //! Renderers never decide anything: what to show was decided before.
 
 use serde::Serialize;
 
-use std::collections::BTreeMap;
-
 use crate::findings::Finding;
 use crate::findings::messages::Level;
-use crate::findings::report::Skipped;
+use crate::output::coverage::{Coverage, CoverageMessage};
 use crate::output::json::document;
 use crate::output::style::Styles;
 
@@ -29,90 +27,6 @@ pub enum Format {
     /// JUnit XML, for CI systems that show test reports: one test case per finding, failed at
     /// or above the failure threshold
     Junit,
-}
-
-/// What the findings do not cover: reads and checks that were skipped, and documents of kinds
-/// no analyzer reads. The structured formats carry it (the log format has it on stderr).
-#[derive(Clone, Copy, Debug)]
-pub struct Coverage<'a> {
-    pub skipped: &'a [Skipped],
-    /// kind -> number of documents.
-    pub not_analysed: &'a BTreeMap<String, usize>,
-    /// With `--baseline`: the findings the baseline knows (not among those rendered) and its
-    /// entries that no longer occur. SARIF marks results `baselineState`.
-    pub baseline: Option<BaselineView<'a>>,
-}
-
-/// A run compared with a baseline, for SARIF's `baselineState`.
-#[derive(Clone, Copy, Debug)]
-pub struct BaselineView<'a> {
-    pub unchanged: &'a [Finding],
-    pub absent: &'a [crate::findings::baseline::Entry],
-}
-
-impl<'a> Coverage<'a> {
-    /// True when everything was read and analysed.
-    pub fn is_complete(&self) -> bool {
-        self.skipped.is_empty() && self.not_analysed.is_empty()
-    }
-
-    /// The messages appended to the JSON/YAML array after the findings, in istioctl's shape
-    /// (`code`, `documentationUrl`, `level`, `message`, `origin`): MD0001 for a read or check
-    /// that was skipped (origin: the check, also under `check`), MD0002 for documents of a kind
-    /// no analyzer reads (origin: the kind, also under `kind`, with `documents`).
-    pub(super) fn messages(&self) -> Vec<CoverageMessage<'a>> {
-        use crate::findings::messages::{MD0001, MD0002, MessageType, format};
-        let message = |m: &'static MessageType, text: String, origin: &'a str| CoverageMessage {
-            code: m.code,
-            documentation_url: m.documentation_url(),
-            level: m.level.as_str(),
-            message: text,
-            origin,
-            check: None,
-            kind: None,
-            documents: None,
-        };
-        let mut out: Vec<CoverageMessage> = self
-            .skipped
-            .iter()
-            .map(|s| {
-                let text = format(
-                    MD0001.template,
-                    &[s.check.as_str().into(), s.reason.as_str().into()],
-                );
-                CoverageMessage {
-                    check: Some(&s.check),
-                    ..message(MD0001, text, &s.check)
-                }
-            })
-            .collect();
-        out.extend(self.not_analysed.iter().map(|(kind, n)| {
-            let text = format(MD0002.template, &[(*n).into(), kind.as_str().into()]);
-            CoverageMessage {
-                kind: Some(kind),
-                documents: Some(*n),
-                ..message(MD0002, text, kind)
-            }
-        }));
-        out
-    }
-}
-
-/// One message of [`Coverage::messages`], as the JSON and YAML outputs write it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct CoverageMessage<'a> {
-    pub code: &'static str,
-    pub documentation_url: String,
-    pub level: &'static str,
-    pub message: String,
-    pub origin: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub check: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub documents: Option<usize>,
 }
 
 /// Renders findings in a format; the text ends with a newline.

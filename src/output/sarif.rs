@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::findings::Finding;
 use crate::findings::baseline::Entry;
 use crate::findings::messages::{Level, MessageType, lookup};
-use crate::output::findings::Coverage;
+use crate::output::coverage::Coverage;
 use crate::output::json::document;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -292,7 +292,7 @@ mod tests {
     use crate::findings::baseline::Entry;
     use crate::findings::messages::{IST0101, IST0103, IST0118, MessageType};
     use crate::findings::report::Skipped;
-    use crate::output::findings::BaselineView;
+    use crate::output::coverage::BaselineView;
 
     fn finding(
         m: &'static MessageType,
