@@ -3,13 +3,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
-use super::flags::{KubeArgs, level_parser};
+use super::flags::{DocumentHelp, KubeArgs, document_format, level_parser};
 use crate::commands::bootstrap::{self, ValidateRequest, explain};
 use crate::error::{Error, Result};
 use crate::findings::messages::Level;
 use crate::formats::duration::parse_duration;
+use crate::output::format::DocumentFormat;
 use crate::request::Global;
 use crate::source::pod::pod_name;
 
@@ -85,23 +86,20 @@ pub struct ValidateArgs {
     pub max_input_size: u64,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = ValidateFormat::Text, help_heading = "Output options")]
-    pub output: ValidateFormat,
+    #[arg(short = 'o', long, value_parser = document_format(VALIDATE_OUTPUT), default_value = "text", help_heading = "Output options")]
+    pub output: DocumentFormat,
 
     /// The lowest level that makes the command exit 79
     #[arg(long, value_name = "LEVEL", value_parser = level_parser(), default_value = "Warning")]
     pub failure_threshold: Level,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ValidateFormat {
-    /// One block per finding: level, code, file:line, JSON path, then the message
-    Text,
-    /// One JSON object: the file, the findings (with path and line) and Envoy's verdict
-    Json,
-    /// The same object as YAML
-    Yaml,
-}
+/// The values of `bootstrap validate -o`.
+const VALIDATE_OUTPUT: DocumentHelp = DocumentHelp {
+    text: "One block per finding: level, code, file:line, JSON path, then the message",
+    json: "One JSON object: the file, the findings (with path and line) and Envoy's verdict",
+    yaml: "The same object as YAML",
+};
 
 const EXPLAIN_AFTER_HELP_TEXT: &str = "\
 What it shows, each with its value, its source and a check:
@@ -133,15 +131,12 @@ Examples:
 
 ";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ExplainFormat {
-    /// Tables of ingredient | value | source | check, problems, and the live comparison
-    Text,
-    /// One JSON document: ingredients, override problems, notes, the live comparison, passed
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
+/// The values of `bootstrap explain -o`.
+const EXPLAIN_OUTPUT: DocumentHelp = DocumentHelp {
+    text: "Tables of ingredient | value | source | check, problems, and the live comparison",
+    json: "One JSON document: ingredients, override problems, notes, the live comparison, passed",
+    yaml: "The same document as YAML",
+};
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
@@ -150,8 +145,8 @@ pub struct ExplainArgs {
     pub pod: String,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Text, help_heading = "Output options")]
-    pub output: ExplainFormat,
+    #[arg(short = 'o', long, value_parser = document_format(EXPLAIN_OUTPUT), default_value = "text", help_heading = "Output options")]
+    pub output: DocumentFormat,
 
     /// Connect to the pod IP instead of port-forwarding through the API server (for running
     /// inside the cluster, e.g. as a Job)
@@ -193,11 +188,7 @@ impl ValidateArgs {
             static_only: self.no_envoy,
             envoy_timeout: self.envoy_timeout,
             max_input_size: self.max_input_size,
-            output: match self.output {
-                ValidateFormat::Text => bootstrap::OutputFormat::Text,
-                ValidateFormat::Json => bootstrap::OutputFormat::Json,
-                ValidateFormat::Yaml => bootstrap::OutputFormat::Yaml,
-            },
+            output: self.output,
             failure_threshold: self.failure_threshold,
         }
     }
@@ -213,11 +204,7 @@ impl ExplainArgs {
         }
         Ok(explain::Request {
             pod: pod_name(&self.pod)?.to_string(),
-            output: match self.output {
-                ExplainFormat::Text => explain::ExplainFormat::Text,
-                ExplainFormat::Json => explain::ExplainFormat::Json,
-                ExplainFormat::Yaml => explain::ExplainFormat::Yaml,
-            },
+            output: self.output,
             direct: self.direct,
             probe: !self.no_probe,
             probe_timeout: self.probe_timeout,

@@ -1,34 +1,29 @@
 //! `codes`' flags, and the request they make.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::commands::codes::{CodesFormat, Request};
+use super::flags::{DocumentHelp, document_format};
+use crate::commands::codes::Request;
+use crate::output::format::DocumentFormat;
 
 #[derive(Debug, Args)]
 pub struct CodesArgs {
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
-    pub output: OutputFormat,
+    #[arg(short = 'o', long, value_parser = document_format(OUTPUT), default_value = "text", help_heading = "Output options")]
+    pub output: DocumentFormat,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// One row per code: CODE, NAME, LEVEL, DESCRIPTION
-    Text,
-    /// A JSON array: code, name, level, description, documentationUrl
-    Json,
-    /// The same array as YAML
-    Yaml,
-}
+/// The values of `codes -o`.
+const OUTPUT: DocumentHelp = DocumentHelp {
+    text: "One row per code: CODE, NAME, LEVEL, DESCRIPTION",
+    json: "A JSON array: code, name, level, description, documentationUrl",
+    yaml: "The same array as YAML",
+};
 
 impl CodesArgs {
     pub fn into_request(self) -> Request {
         Request {
-            output: match self.output {
-                OutputFormat::Text => CodesFormat::Text,
-                OutputFormat::Json => CodesFormat::Json,
-                OutputFormat::Yaml => CodesFormat::Yaml,
-            },
+            output: self.output,
         }
     }
 }

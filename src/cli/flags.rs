@@ -1,5 +1,6 @@
 //! The clap pieces several commands' flags share: the kubeconfig flags (merged into
-//! `request::Global` by [`super::resolve`]) and the parser of the finding-level values.
+//! `request::Global` by [`super::resolve`]), the parser of the finding-level values, and the
+//! `-o` parser of the commands that print one result ([`document_format`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::formats::duration::parse_duration;
+use crate::output::format::DocumentFormat;
 
 /// The kubeconfig flags, named as kubectl names them (kubectl does not pass its own flags to
 /// plugins, so the plugin reads them itself). Only the commands that read a cluster take them.
@@ -100,5 +102,71 @@ impl clap::builder::TypedValueParser for LevelParser {
                 .into_iter()
                 .map(clap::builder::PossibleValue::new),
         ))
+    }
+}
+
+/// What one command's `-o text`, `-o json` and `-o yaml` show, for its `--help` (each command
+/// says what its own text and document hold).
+#[derive(Clone, Copy, Debug)]
+pub struct DocumentHelp {
+    pub text: &'static str,
+    pub json: &'static str,
+    pub yaml: &'static str,
+}
+
+/// The `-o` values of a command that prints one result ([`DocumentFormat`]): `text`, `json` and
+/// `yaml`, listed in `--help` with the command's own help for each. One parser for the family,
+/// where a clap `ValueEnum` would fix one help text for every command.
+pub fn document_format(help: DocumentHelp) -> DocumentFormatParser {
+    let value = |format: DocumentFormat| {
+        let (name, help) = match format {
+            DocumentFormat::Text => ("text", help.text),
+            DocumentFormat::Json => ("json", help.json),
+            DocumentFormat::Yaml => ("yaml", help.yaml),
+        };
+        (format, clap::builder::PossibleValue::new(name).help(help))
+    };
+    DocumentFormatParser {
+        values: [
+            value(DocumentFormat::Text),
+            value(DocumentFormat::Json),
+            value(DocumentFormat::Yaml),
+        ],
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DocumentFormatParser {
+    values: [(DocumentFormat, clap::builder::PossibleValue); 3],
+}
+
+impl clap::builder::TypedValueParser for DocumentFormatParser {
+    type Value = DocumentFormat;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        // clap's own check and error (with its "a similar value exists" tip); a value that is not
+        // UTF-8 is refused under its lossy spelling, as clap refuses it for a `ValueEnum`.
+        let names = clap::builder::PossibleValuesParser::new(
+            self.values.iter().map(|(_, value)| value.clone()),
+        );
+        let text = value.to_string_lossy();
+        let name = names.parse_ref(cmd, arg, std::ffi::OsStr::new(text.as_ref()))?;
+        let ignore_case = arg.is_some_and(|a| a.is_ignore_case_set());
+        Ok(self
+            .values
+            .iter()
+            .find(|(_, value)| value.matches(&name, ignore_case))
+            .map_or(DocumentFormat::Text, |(format, _)| *format))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(self.values.iter().map(|(_, value)| value.clone())))
     }
 }

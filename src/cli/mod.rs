@@ -598,7 +598,7 @@ mod tests {
             Request::Pod(r) => {
                 assert_eq!(r.pod, "web");
                 assert!(!r.probe && r.direct);
-                assert_eq!(r.output, commands::pod::PodFormat::Json);
+                assert_eq!(r.output, crate::output::format::DocumentFormat::Json);
             }
             other => panic!("{other:?}"),
         }
@@ -632,7 +632,7 @@ mod tests {
         match request(&["version", "--client", "-o", "yaml"]).unwrap() {
             Request::Version(r) => {
                 assert!(r.client_only);
-                assert_eq!(r.output, commands::version::VersionFormat::Yaml);
+                assert_eq!(r.output, crate::output::format::DocumentFormat::Yaml);
             }
             other => panic!("{other:?}"),
         }

@@ -4,12 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::flags::KubeArgs;
-use crate::commands::path::{Expect, PathFormat, Request, SourceRef};
+use super::flags::{DocumentHelp, KubeArgs, document_format};
+use crate::commands::path::{Expect, Request, SourceRef};
 use crate::error::{Error, Result};
 use crate::istio::routing::HttpRequest;
 use crate::kube::kind::Kind;
 use crate::kube::snapshot::WorkloadKind;
+use crate::output::format::DocumentFormat;
 use crate::request::Global;
 
 const AFTER_HELP_TEXT: &str = "\
@@ -40,15 +41,12 @@ Examples:
 
 ";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// One block per port, one line per hop
-    Text,
-    /// The walk as one JSON document
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
+/// The values of `path -o`.
+const OUTPUT: DocumentHelp = DocumentHelp {
+    text: "One block per port, one line per hop",
+    json: "The walk as one JSON document",
+    yaml: "The same document as YAML",
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExpectArg {
@@ -112,8 +110,8 @@ pub struct PathArgs {
     pub max_input_size: u64,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
-    pub output: OutputFormat,
+    #[arg(short = 'o', long, value_parser = document_format(OUTPUT), default_value = "text", help_heading = "Output options")]
+    pub output: DocumentFormat,
 
     /// Read the client's Envoy live, the proxy hop (the default)
     #[arg(long, overrides_with = "no_probe")]
@@ -238,11 +236,7 @@ impl PathArgs {
             inputs: self.filename,
             recursive: self.recursive,
             max_input_size: self.max_input_size,
-            output: match self.output {
-                OutputFormat::Text => PathFormat::Text,
-                OutputFormat::Json => PathFormat::Json,
-                OutputFormat::Yaml => PathFormat::Yaml,
-            },
+            output: self.output,
             probe: !self.no_probe,
             expect: self.expect.map(|e| match e {
                 ExpectArg::Reachable => Expect::Reachable,

@@ -2,13 +2,14 @@
 
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::flags::{KubeArgs, level_parser};
-use crate::commands::pod::{PodFormat, Request};
+use super::flags::{DocumentHelp, KubeArgs, document_format, level_parser};
+use crate::commands::pod::Request;
 use crate::error::{Error, Result};
 use crate::findings::messages::Level;
 use crate::formats::duration::parse_duration;
+use crate::output::format::DocumentFormat;
 use crate::request::Global;
 use crate::source::pod::pod_name;
 
@@ -51,15 +52,12 @@ Examples:
 
 ";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Next steps
-    Text,
-    /// One JSON document with the verdict, findings, evidence, checks and raw probe results
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
+/// The values of `pod -o`.
+const OUTPUT: DocumentHelp = DocumentHelp {
+    text: "Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Next steps",
+    json: "One JSON document with the verdict, findings, evidence, checks and raw probe results",
+    yaml: "The same document as YAML",
+};
 
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::POD))]
@@ -69,8 +67,8 @@ pub struct PodArgs {
     pub name: String,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
-    pub output: OutputFormat,
+    #[arg(short = 'o', long, value_parser = document_format(OUTPUT), default_value = "text", help_heading = "Output options")]
+    pub output: DocumentFormat,
 
     /// Connect to the pod IP instead of port-forwarding through the API server (for running
     /// inside the cluster, e.g. as a Job)
@@ -102,16 +100,6 @@ pub struct PodArgs {
     pub kube: KubeArgs,
 }
 
-impl From<OutputFormat> for PodFormat {
-    fn from(value: OutputFormat) -> PodFormat {
-        match value {
-            OutputFormat::Text => PodFormat::Text,
-            OutputFormat::Json => PodFormat::Json,
-            OutputFormat::Yaml => PodFormat::Yaml,
-        }
-    }
-}
-
 impl PodArgs {
     /// The request: one pod on one cluster, probed unless --no-probe.
     pub fn into_request(self, global: &Global) -> Result<Request> {
@@ -122,7 +110,7 @@ impl PodArgs {
         }
         Ok(Request {
             pod: pod_name(&self.name)?.to_string(),
-            output: self.output.into(),
+            output: self.output,
             direct: self.direct,
             probe: !self.no_probe,
             probe_timeout: self.probe_timeout,

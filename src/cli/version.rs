@@ -1,9 +1,10 @@
 //! `version`'s flags, and the request they make.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use super::flags::KubeArgs;
-use crate::commands::version::{Request, VersionFormat};
+use super::flags::{DocumentHelp, KubeArgs, document_format};
+use crate::commands::version::Request;
+use crate::output::format::DocumentFormat;
 
 const AFTER_HELP_TEXT: &str = "\
 Examples:
@@ -21,15 +22,12 @@ namespace or, with -n, in that namespace.
 
 ";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// `client version: ...`, then one table per cluster
-    Text,
-    /// One JSON document: the client, and per cluster its control and data plane
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
+/// The values of `version -o`.
+const OUTPUT: DocumentHelp = DocumentHelp {
+    text: "`client version: ...`, then one table per cluster",
+    json: "One JSON document: the client, and per cluster its control and data plane",
+    yaml: "The same document as YAML",
+};
 
 #[derive(Debug, Args)]
 #[command(after_help = crate::exit::after_help(AFTER_HELP_TEXT, &crate::exit::VERSION))]
@@ -39,8 +37,8 @@ pub struct VersionArgs {
     pub client: bool,
 
     /// Output format
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Text, help_heading = "Output options")]
-    pub output: OutputFormat,
+    #[arg(short = 'o', long, value_parser = document_format(OUTPUT), default_value = "text", help_heading = "Output options")]
+    pub output: DocumentFormat,
 
     #[command(flatten)]
     pub kube: KubeArgs,
@@ -50,11 +48,7 @@ impl VersionArgs {
     pub fn into_request(self) -> Request {
         Request {
             client_only: self.client,
-            output: match self.output {
-                OutputFormat::Text => VersionFormat::Text,
-                OutputFormat::Json => VersionFormat::Json,
-                OutputFormat::Yaml => VersionFormat::Yaml,
-            },
+            output: self.output,
         }
     }
 }

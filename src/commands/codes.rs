@@ -1,54 +1,54 @@
 //! `kubectl mesh-doctor codes`: every finding code, its level and meaning.
 
 use comfy_table::{ContentArrangement, Table, presets};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::error::Error;
 use crate::error::Result;
 use crate::exit;
 use crate::findings::messages::ALL;
+use crate::output::format::DocumentFormat;
 use crate::output::write;
-
-/// How `codes` shows the table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CodesFormat {
-    /// One row per code: CODE, NAME, LEVEL, DESCRIPTION
-    Text,
-    /// A JSON array: code, name, level, description, documentationUrl
-    Json,
-    /// The same array as YAML
-    Yaml,
-}
 
 /// What `codes` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
-    pub output: CodesFormat,
+    pub output: DocumentFormat,
+}
+
+/// One code in `-o json` and `-o yaml`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CodeJson {
+    code: &'static str,
+    name: &'static str,
+    level: &'static str,
+    description: &'static str,
+    documentation_url: String,
 }
 
 pub fn run(request: Request) -> Result<u8> {
     let text = match request.output {
-        CodesFormat::Json | CodesFormat::Yaml => {
-            let items: Vec<_> = ALL
+        DocumentFormat::Json | DocumentFormat::Yaml => {
+            let items: Vec<CodeJson> = ALL
                 .iter()
-                .map(|m| {
-                    json!({
-                        "code": m.code,
-                        "name": m.name,
-                        "level": m.level.as_str(),
-                        "description": m.description,
-                        "documentationUrl": m.documentation_url(),
-                    })
+                .map(|m| CodeJson {
+                    code: m.code,
+                    name: m.name,
+                    level: m.level.as_str(),
+                    description: m.description,
+                    documentation_url: m.documentation_url(),
                 })
                 .collect();
-            let value = serde_json::Value::Array(items);
-            if request.output == CodesFormat::Yaml {
-                crate::formats::yaml_write::to_string(&value)
+            if request.output == DocumentFormat::Yaml {
+                crate::formats::yaml_write::to_string(
+                    &serde_json::to_value(&items).unwrap_or_default(),
+                )
             } else {
-                format!("{}\n", crate::output::json::pretty_json(&value))
+                crate::output::json::document(&items)
             }
         }
-        CodesFormat::Text => {
+        DocumentFormat::Text => {
             let mut table = Table::new();
             table
                 .load_style(presets::NOTHING)

@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::exit;
@@ -19,33 +19,23 @@ use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::istio::injection::{REVISION_LABEL, STATUS_ANNOTATION};
 use crate::istio::{istiod, sidecar};
 use crate::kube::snapshot::Object;
-use crate::output::json::pretty_json;
+use crate::output::format::DocumentFormat;
+use crate::output::json::document;
 use crate::output::write;
 use crate::request::Global;
 use crate::source::cluster::{self, Cluster, ListError};
-
-/// How `version` shows its result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum VersionFormat {
-    /// `client version: ...`, then one table per cluster
-    #[default]
-    Text,
-    /// One JSON document: the client, and per cluster its control and data plane
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
 
 /// What `version` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
     /// Only the client's version: no cluster is contacted.
     pub client_only: bool,
-    pub output: VersionFormat,
+    pub output: DocumentFormat,
 }
 
 /// One istiod Deployment.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ControlPlane {
     pub revision: String,
     pub namespace: String,
@@ -58,7 +48,7 @@ pub struct ControlPlane {
 }
 
 /// The proxies of one version.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DataPlane {
     pub version: String,
     pub proxies: usize,
@@ -177,7 +167,7 @@ fn proxies(n: usize) -> String {
 /// The revision that injected a pod's proxy.
 fn proxy_revision(pod: &Pod) -> Option<String> {
     pod.annotation(STATUS_ANNOTATION)
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
         .and_then(|v| v.get("revision")?.as_str().map(str::to_string))
         .or_else(|| pod.label(REVISION_LABEL).map(str::to_string))
 }
@@ -303,56 +293,57 @@ pub fn render_text(clusters: &[ClusterVersions]) -> String {
     out
 }
 
-/// The JSON output (tab-indented, like the other commands' JSON).
-pub fn render_json(clusters: Option<&[ClusterVersions]>) -> String {
-    let mut doc = json!({"clientVersion": {"version": env!("CARGO_PKG_VERSION")}});
-    if let Some(clusters) = clusters {
-        let items: Vec<Value> = clusters
-            .iter()
-            .map(|c| {
-                let mut item = json!({"context": c.context, "server": c.server});
-                match &c.control_plane {
-                    Ok(rows) => {
-                        item["controlPlane"] = rows
-                            .iter()
-                            .map(|r| {
-                                json!({
-                                    "revision": r.revision,
-                                    "namespace": r.namespace,
-                                    "deployment": r.deployment,
-                                    "image": r.image,
-                                    "version": r.version,
-                                    "replicas": r.replicas,
-                                    "readyReplicas": r.ready_replicas,
-                                })
-                            })
-                            .collect()
-                    }
-                    Err(reason) => item["controlPlaneError"] = reason.clone().into(),
-                }
-                match &c.data_plane {
-                    Ok(rows) => {
-                        item["dataPlane"] = rows
-                            .iter()
-                            .map(|r| {
-                                json!({
-                                    "version": r.version,
-                                    "proxies": r.proxies,
-                                    "revisions": r.revisions,
-                                })
-                            })
-                            .collect()
-                    }
-                    Err(reason) => item["dataPlaneError"] = reason.clone().into(),
-                }
-                item
-            })
-            .collect();
-        doc["clusters"] = Value::Array(items);
+/// The JSON output: the client's version, and per cluster its control and data plane (or why
+/// one could not be read).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionJson<'a> {
+    client_version: ClientVersion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clusters: Option<Vec<ClusterJson<'a>>>,
+}
+
+#[derive(Serialize)]
+struct ClientVersion {
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClusterJson<'a> {
+    context: &'a str,
+    server: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control_plane: Option<&'a [ControlPlane]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control_plane_error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data_plane: Option<&'a [DataPlane]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data_plane_error: Option<&'a str>,
+}
+
+impl<'a> ClusterJson<'a> {
+    fn of(c: &'a ClusterVersions) -> ClusterJson<'a> {
+        ClusterJson {
+            context: &c.context,
+            server: &c.server,
+            control_plane: c.control_plane.as_deref().ok(),
+            control_plane_error: c.control_plane.as_ref().err().map(String::as_str),
+            data_plane: c.data_plane.as_deref().ok(),
+            data_plane_error: c.data_plane.as_ref().err().map(String::as_str),
+        }
     }
-    let mut text = pretty_json(&doc);
-    text.push('\n');
-    text
+}
+
+/// The JSON output (two spaces, like the other commands' JSON).
+pub fn render_json(clusters: Option<&[ClusterVersions]>) -> String {
+    document(&VersionJson {
+        client_version: ClientVersion {
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        clusters: clusters.map(|clusters| clusters.iter().map(ClusterJson::of).collect()),
+    })
 }
 
 /// istiod Deployments in every namespace (label app=istiod), or in istio-system when listing
@@ -448,9 +439,9 @@ async fn read_cluster(cluster: &Cluster, namespace: Option<&str>) -> Result<Clus
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
     if request.client_only {
         let text = match request.output {
-            VersionFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
-            VersionFormat::Json => render_json(None),
-            VersionFormat::Yaml => crate::formats::yaml_write::from_json_text(&render_json(None)),
+            DocumentFormat::Text => format!("client version: {}\n", env!("CARGO_PKG_VERSION")),
+            DocumentFormat::Json => render_json(None),
+            DocumentFormat::Yaml => crate::formats::yaml_write::from_json_text(&render_json(None)),
         };
         write::stdout(&text).map_err(Error::Output)?;
         return Ok(exit::OK);
@@ -480,9 +471,9 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
         }
     }
     let text = match request.output {
-        VersionFormat::Text => render_text(&clusters),
-        VersionFormat::Json => render_json(Some(&clusters)),
-        VersionFormat::Yaml => {
+        DocumentFormat::Text => render_text(&clusters),
+        DocumentFormat::Json => render_json(Some(&clusters)),
+        DocumentFormat::Yaml => {
             crate::formats::yaml_write::from_json_text(&render_json(Some(&clusters)))
         }
     };
@@ -514,6 +505,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn deployment(yaml: &str) -> Deployment {
         let doc = crate::formats::yaml::parse_stream(yaml)
@@ -616,5 +608,51 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("control plane: no istiod found"), "{text}");
+    }
+
+    /// The JSON document, byte for byte: the client alone, and two clusters, one read whole
+    /// (an image without a tag, proxies of two revisions) and one that could not be read.
+    #[test]
+    fn json_is_pinned() {
+        let pin = |text: String| text.replace(env!("CARGO_PKG_VERSION"), "[version]");
+        insta::assert_snapshot!("json_client", pin(render_json(None)));
+        let clusters = [
+            ClusterVersions {
+                context: "kind-a".into(),
+                server: "https://127.0.0.1:6443".into(),
+                control_plane: Ok(vec![
+                    ControlPlane {
+                        revision: "default".into(),
+                        namespace: "istio-system".into(),
+                        deployment: "istiod".into(),
+                        image: "docker.io/istio/pilot:1.24.0".into(),
+                        version: Some("1.24.0".into()),
+                        replicas: 2,
+                        ready_replicas: 1,
+                    },
+                    ControlPlane {
+                        revision: "canary".into(),
+                        namespace: "istio-system".into(),
+                        deployment: "istiod-canary".into(),
+                        image: "registry/pilot".into(),
+                        version: None,
+                        replicas: 1,
+                        ready_replicas: 1,
+                    },
+                ]),
+                data_plane: Ok(vec![DataPlane {
+                    version: "1.24.0".into(),
+                    proxies: 3,
+                    revisions: ["canary".to_string(), "default".to_string()].into(),
+                }]),
+            },
+            ClusterVersions {
+                context: "kind-b".into(),
+                server: "https://10.0.0.1".into(),
+                control_plane: Err("forbidden".into()),
+                data_plane: Err("timed out".into()),
+            },
+        ];
+        insta::assert_snapshot!("json_clusters", pin(render_json(Some(&clusters))));
     }
 }

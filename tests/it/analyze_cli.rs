@@ -65,6 +65,20 @@ fn json_output_has_istioctl_fields_and_still_exits_79() {
     );
 }
 
+/// The whole SARIF document of the examples, byte for byte (the version aside): rules,
+/// invocation, results with their file, line and logical location, in this order of keys.
+#[test]
+fn sarif_of_the_examples_is_pinned() {
+    let (sarif, _, code) = run(&["analyze", "-f", "examples", "-R", "-o", "sarif"]);
+    assert_eq!(code, 79);
+    let version = format!("\"version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    assert_eq!(sarif.matches(&version).count(), 1, "{sarif}");
+    insta::assert_snapshot!(
+        "examples_sarif",
+        sarif.replace(&version, "\"version\": \"[version]\"")
+    );
+}
+
 #[test]
 fn yaml_and_sarif_outputs_exit_79_too() {
     let (yaml, _, code) = run(&["analyze", "-f", INJECTION, "-o", "yaml"]);

@@ -304,13 +304,13 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     let styles = Styles::new(global.color.enabled(Stream::Stdout));
     let show_cluster = global.context.len() > 1;
     let what = target(&request, &namespace, &file_names, use_kube);
-    let coverage = findings::Coverage {
+    let coverage = crate::output::coverage::Coverage {
         skipped: &skipped,
         not_analysed: &not_analysed,
         baseline: request
             .baseline
             .is_some()
-            .then_some(findings::BaselineView {
+            .then_some(crate::output::coverage::BaselineView {
                 unchanged: &unchanged,
                 absent: &absent,
             }),

@@ -29,7 +29,8 @@ use crate::formats::text::one_line;
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::injection::REVISION_LABEL;
 use crate::istio::sidecar;
-use crate::output::json::pretty_json;
+use crate::output::format::DocumentFormat;
+use crate::output::json::document;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::admin::url_encode;
@@ -41,24 +42,12 @@ use crate::source::pod::get_pod;
 /// Values longer than this are cut in the text output (`-o json` has them whole).
 const VALUE_WIDTH: usize = 64;
 
-/// How `bootstrap explain` shows its result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ExplainFormat {
-    /// Tables of ingredient | value | source | check, problems, and the live comparison
-    #[default]
-    Text,
-    /// One JSON document: ingredients, override problems, notes, the live comparison, passed
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
-
 /// `bootstrap explain POD`, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The pod's name (without `pod/`), in the namespace of `source::cluster::scope_namespace`.
     pub pod: String,
-    pub output: ExplainFormat,
+    pub output: DocumentFormat,
     /// Reach the admin port on the pod IP rather than through a port-forward.
     pub direct: bool,
     /// Ask the running Envoy for its /config_dump to compare.
@@ -96,9 +85,11 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     explanation.notes.append(&mut notes);
 
     let text = match request.output {
-        ExplainFormat::Json => json_text(&explanation),
-        ExplainFormat::Yaml => crate::formats::yaml_write::from_json_text(&json_text(&explanation)),
-        ExplainFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
+        DocumentFormat::Json => json_text(&explanation),
+        DocumentFormat::Yaml => {
+            crate::formats::yaml_write::from_json_text(&json_text(&explanation))
+        }
+        DocumentFormat::Text => text(&explanation, global.color.enabled(Stream::Stdout)),
     };
     write::stdout(&text).map_err(Error::Output)?;
     summary(
@@ -268,14 +259,19 @@ async fn fetch<T: Transport>(transport: &T, port: u16, path: &str) -> LiveBootst
 
 // ------------------------------------------------------------------ rendering
 
-fn json_text(explanation: &Explanation) -> String {
-    let mut value = serde_json::to_value(explanation).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("passed".into(), Value::Bool(!explanation.failed()));
-    }
-    let mut text = pretty_json(&value);
-    text.push('\n');
-    text
+/// `bootstrap explain -o json`: the explanation, and whether it passed.
+#[derive(serde::Serialize)]
+struct ExplainJson<'a> {
+    #[serde(flatten)]
+    explanation: &'a Explanation,
+    passed: bool,
+}
+
+pub(super) fn json_text(explanation: &Explanation) -> String {
+    document(&ExplainJson {
+        explanation,
+        passed: !explanation.failed(),
+    })
 }
 
 fn status_color(status: Status) -> Option<Tone> {

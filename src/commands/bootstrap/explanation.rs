@@ -716,6 +716,13 @@ mod tests {
         pod
     }
 
+    /// `bootstrap explain -o json`, byte for byte.
+    #[test]
+    fn explain_json_is_pinned() {
+        let e = explain_pod(&injected(), &around(), Err("not probed".into())).unwrap();
+        insta::assert_snapshot!("explain_json", super::super::explain::json_text(&e));
+    }
+
     #[test]
     fn istio_injected_pod() {
         let inputs = explain(&injected(), &[]).unwrap();

@@ -18,7 +18,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
@@ -27,8 +27,9 @@ use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::{self, DOCS_BASE, Level};
 use crate::findings::{Finding, ResourceRef};
-use crate::output::findings::finding_value;
-use crate::output::json::pretty_json;
+use crate::output::findings::FindingJson;
+use crate::output::format::DocumentFormat;
+use crate::output::json::document;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
@@ -38,18 +39,6 @@ pub const ENVOY_ENV: &str = "MESH_DOCTOR_ENVOY";
 
 /// Envoy output beyond this is read and dropped.
 const OUTPUT_CAP: usize = 4 << 20;
-
-/// How `bootstrap validate` shows its findings.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// One block per finding: level, code, file:line, JSON path, then the message
-    #[default]
-    Text,
-    /// One JSON object: the file, the findings (with path and line) and Envoy's verdict
-    Json,
-    /// The same object as YAML
-    Yaml,
-}
 
 /// What `bootstrap` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
@@ -71,7 +60,7 @@ pub struct ValidateRequest {
     pub envoy_timeout: Duration,
     /// The largest bootstrap file (or stdin) read, in bytes.
     pub max_input_size: u64,
-    pub output: OutputFormat,
+    pub output: DocumentFormat,
     /// The lowest level that makes the command exit 79.
     pub failure_threshold: Level,
 }
@@ -203,11 +192,11 @@ async fn validate(global: &Global, request: ValidateRequest) -> Result<u8> {
         .filter(|(f, _)| f.level().reaches(request.failure_threshold))
         .count();
     let out = match request.output {
-        OutputFormat::Text => {
+        DocumentFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render_text(&findings, verdict.as_ref(), &styles)
         }
-        OutputFormat::Json | OutputFormat::Yaml => {
+        DocumentFormat::Json | DocumentFormat::Yaml => {
             let json = render_json(
                 &shown,
                 format,
@@ -216,7 +205,7 @@ async fn validate(global: &Global, request: ValidateRequest) -> Result<u8> {
                 envoy_error.as_deref(),
                 failing == 0,
             );
-            if request.output == OutputFormat::Yaml {
+            if request.output == DocumentFormat::Yaml {
                 crate::formats::yaml_write::from_json_text(&json)
             } else {
                 json
@@ -367,6 +356,55 @@ fn describe_binary(verdict: &EnvoyVerdict) -> String {
     }
 }
 
+/// `-o json`: the file, its findings (with the JSON path, line and column of each problem)
+/// and Envoy's verdict; keys in alphabetical order, as in a finding.
+#[derive(Serialize)]
+struct ValidateJson<'a> {
+    envoy: Option<EnvoyJson<'a>>,
+    file: &'a str,
+    findings: Vec<ProblemJson<'a>>,
+    format: &'static str,
+    passed: bool,
+}
+
+/// A finding as `analyze` writes it ([`FindingJson`]), with the code's name and where in the
+/// bootstrap the problem is.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProblemJson<'a> {
+    code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<u32>,
+    documentation_url: String,
+    level: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    message: &'a str,
+    name: &'static str,
+    origin: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<String>,
+}
+
+/// Envoy's verdict, or why it gave none.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum EnvoyJson<'a> {
+    Verdict {
+        accepted: bool,
+        binary: String,
+        #[serde(rename = "exitCode")]
+        exit_code: Option<i32>,
+        reason: Option<&'a str>,
+        version: Option<&'a str>,
+    },
+    Error {
+        error: &'a str,
+    },
+}
+
 fn render_json(
     shown: &str,
     format: Format,
@@ -375,53 +413,45 @@ fn render_json(
     envoy_error: Option<&str>,
     passed: bool,
 ) -> String {
-    let items: Vec<Value> = findings
+    let findings = findings
         .iter()
         .map(|(finding, problem)| {
-            let mut value = finding_value(finding, false);
-            if let Value::Object(map) = &mut value {
-                map.insert("name".into(), finding.message_type.name.into());
-                if let Some(problem) = problem {
-                    map.insert("path".into(), problem.path.to_string().into());
-                    if let Some(line) = problem.line {
-                        map.insert("line".into(), line.into());
-                    }
-                    if let Some(column) = problem.column {
-                        map.insert("column".into(), column.into());
-                    }
-                }
-                sort_keys(map);
+            let f = FindingJson::of(finding, false);
+            ProblemJson {
+                code: f.code,
+                column: problem.and_then(|p| p.column),
+                documentation_url: f.documentation_url,
+                level: f.level,
+                line: problem.and_then(|p| p.line),
+                message: f.message,
+                name: finding.message_type.name,
+                origin: f.origin,
+                path: problem.map(|p| p.path.to_string()),
+                reference: f.reference,
             }
-            value
         })
         .collect();
     let envoy = match (verdict, envoy_error) {
-        (Some(v), _) => json!({
-            "accepted": v.accepted,
-            "binary": v.binary.display().to_string(),
-            "exitCode": v.exit_code,
-            "reason": v.reason,
-            "version": v.version,
+        (Some(v), _) => Some(EnvoyJson::Verdict {
+            accepted: v.accepted,
+            binary: v.binary.display().to_string(),
+            exit_code: v.exit_code,
+            reason: v.reason.as_deref(),
+            version: v.version.as_deref(),
         }),
-        (None, Some(error)) => json!({ "error": error }),
-        (None, None) => Value::Null,
+        (None, Some(error)) => Some(EnvoyJson::Error { error }),
+        (None, None) => None,
     };
-    let doc = json!({
-        "envoy": envoy,
-        "file": shown,
-        "findings": items,
-        "format": match format { Format::Json => "json", Format::Yaml => "yaml" },
-        "passed": passed,
-    });
-    let mut text = pretty_json(&doc);
-    text.push('\n');
-    text
-}
-
-fn sort_keys(map: &mut Map<String, Value>) {
-    let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    map.extend(entries);
+    document(&ValidateJson {
+        envoy,
+        file: shown,
+        findings,
+        format: match format {
+            Format::Json => "json",
+            Format::Yaml => "yaml",
+        },
+        passed,
+    })
 }
 
 /// The file Envoy is given: the input itself when Envoy can read it as it is (a `.json`, or a

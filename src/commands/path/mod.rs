@@ -22,6 +22,7 @@ use crate::istio::config::Labels;
 use crate::istio::dataplane::{PROXY_CONTAINER, dataplane};
 use crate::istio::routing::HttpRequest;
 use crate::kube::snapshot::{Located, Object, Snapshot, WorkloadKind};
+use crate::output::format::DocumentFormat;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
@@ -29,15 +30,6 @@ use crate::source::cluster::{self, Cluster, ListError};
 use crate::source::files::{self, FileOptions};
 
 use model::{ClientSide, Question, Status, Target, Walk};
-
-/// How `path` shows its result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PathFormat {
-    #[default]
-    Text,
-    Json,
-    Yaml,
-}
 
 /// What the walk is expected to find (`--expect`), for CI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +57,7 @@ pub struct Request {
     pub inputs: Vec<PathBuf>,
     pub recursive: bool,
     pub max_input_size: u64,
-    pub output: PathFormat,
+    pub output: DocumentFormat,
     pub expect: Option<Expect>,
     /// Live: read the client's Envoy (port-forward to its admin port).
     pub probe: bool,
@@ -313,11 +305,11 @@ pub async fn examine(global: &Global, request: &Request) -> Result<Walk> {
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
     let walk = examine(global, &request).await?;
     let text = match request.output {
-        PathFormat::Json => crate::output::json::pretty_json(&walk),
-        PathFormat::Yaml => crate::formats::yaml_write::to_string(
+        DocumentFormat::Json => crate::output::json::pretty_json(&walk),
+        DocumentFormat::Yaml => crate::formats::yaml_write::to_string(
             &serde_json::to_value(&walk).map_err(|e| Error::Internal(e.to_string()))?,
         ),
-        PathFormat::Text => {
+        DocumentFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render::text(&walk, &styles)
         }

@@ -12,6 +12,7 @@ use crate::diagnosis::{self};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
+use crate::output::format::DocumentFormat;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::probe::{self, ProbeOptions, ProbeResult};
@@ -19,24 +20,12 @@ use crate::request::Global;
 use crate::source::cluster::{self, Cluster};
 use crate::source::pod;
 
-/// How `pod` shows its result.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PodFormat {
-    /// Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Next steps
-    #[default]
-    Text,
-    /// One JSON document with the verdict, findings, evidence, checks and raw probe results
-    Json,
-    /// The same document as YAML
-    Yaml,
-}
-
 /// What `pod` is asked to do, decided from its flags (by the CLI).
 #[derive(Clone, Debug)]
 pub struct Request {
     /// The pod's name (without `pod/`), in the namespace of `source::cluster::scope_namespace`.
     pub pod: String,
-    pub output: PodFormat,
+    pub output: DocumentFormat,
     /// Reach the proxy on the pod IP rather than through a port-forward.
     pub direct: bool,
     /// Contact the proxy: admin port, 15021 and its logs.
@@ -93,12 +82,12 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     )
     .await?;
     let text = match request.output {
-        PodFormat::Json => render::json_text(&report.diagnosis, report.probe.as_ref()),
-        PodFormat::Yaml => crate::formats::yaml_write::to_string(&render::json(
+        DocumentFormat::Json => render::json_text(&report.diagnosis, report.probe.as_ref()),
+        DocumentFormat::Yaml => crate::formats::yaml_write::to_string(&render::json(
             &report.diagnosis,
             report.probe.as_ref(),
         )),
-        PodFormat::Text => {
+        DocumentFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
             render::text(&report.diagnosis, report.probe.as_ref(), &styles)
         }

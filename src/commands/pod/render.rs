@@ -1,45 +1,55 @@
 //! Renders one pod's [`Diagnosis`]: sections for people (Pod, Sidecar, Verdict, Evidence,
 //! Checked causes, Next steps), or one JSON document. Nothing is decided here.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::diagnosis::{CheckStatus, ContainerSummary, Diagnosis, VerdictKind};
 use crate::envoy::admin::xds_source;
 use crate::findings::messages::Level;
 use crate::formats::duration::human_duration;
-use crate::output::findings::finding_value;
+use crate::output::findings::FindingJson;
 use crate::output::style::Styles;
 use crate::probe::admin::CertRole;
 use crate::probe::{LogScan, ProbeResult, Probed};
 
+/// `pod -o json`: the diagnosis, then its level, its findings as `analyze` writes them, and the
+/// raw probe results.
+#[derive(serde::Serialize)]
+struct PodJson<'a> {
+    #[serde(flatten)]
+    diagnosis: &'a Diagnosis,
+    level: Option<&'static str>,
+    findings: Vec<FindingJson<'a>>,
+    probe: Value,
+}
+
+/// `probe` in `pod -o json` when the probe's result cannot be written as JSON.
+#[derive(serde::Serialize)]
+struct ProbeError {
+    error: String,
+}
+
 /// The JSON document of `pod -o json`.
 pub fn json(diagnosis: &Diagnosis, probe: Option<&ProbeResult>) -> Value {
-    let mut doc = serde_json::to_value(diagnosis).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut doc {
-        map.insert(
-            "level".to_string(),
-            diagnosis
-                .level()
-                .map_or(Value::Null, |l| Value::String(l.as_str().to_string())),
-        );
-        map.insert(
-            "findings".to_string(),
-            Value::Array(
-                diagnosis
-                    .findings
-                    .iter()
-                    .map(|f| finding_value(f, false))
-                    .collect(),
-            ),
-        );
-        map.insert(
-            "probe".to_string(),
-            probe.map_or(Value::Null, |p| {
-                serde_json::to_value(p).unwrap_or_else(|e| json!({"error": e.to_string()}))
-            }),
-        );
-    }
-    doc
+    let probe = probe.map_or(Value::Null, |p| {
+        serde_json::to_value(p).unwrap_or_else(|e| {
+            let error = ProbeError {
+                error: e.to_string(),
+            };
+            serde_json::to_value(error).unwrap_or_default()
+        })
+    });
+    let doc = PodJson {
+        diagnosis,
+        level: diagnosis.level().map(Level::as_str),
+        findings: diagnosis
+            .findings
+            .iter()
+            .map(|f| FindingJson::of(f, false))
+            .collect(),
+        probe,
+    };
+    serde_json::to_value(doc).unwrap_or(Value::Null)
 }
 
 /// `pod -o json` as text: pretty JSON ending with a newline.
@@ -337,6 +347,7 @@ mod tests {
     use crate::diagnosis::diagnose;
     use crate::diagnosis::tests::*;
     use crate::probe::{AdminProbe, ProxyLogs};
+    use serde_json::json;
 
     fn crash() -> (Diagnosis, ProbeResult) {
         let pod = pod("web-crash", Some(crashloop_status()), true);
@@ -392,6 +403,18 @@ mod tests {
         let (d, p) = crash();
         assert!(!text(&d, Some(&p), &Styles::new(false)).contains('\u{1b}'));
         assert!(text(&d, Some(&p), &Styles::new(true)).contains('\u{1b}'));
+    }
+
+    /// `pod -o json`, byte for byte: a pod waiting for the control plane, a crash, a healthy
+    /// pod without probe.
+    #[test]
+    fn json_text_is_pinned() {
+        let (d, p) = waiting();
+        insta::assert_snapshot!("json_waiting", json_text(&d, Some(&p)));
+        let (d, p) = crash();
+        insta::assert_snapshot!("json_crash", json_text(&d, Some(&p)));
+        let (d, _) = healthy();
+        insta::assert_snapshot!("json_healthy_not_probed", json_text(&d, None));
     }
 
     #[test]

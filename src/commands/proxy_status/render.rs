@@ -2,9 +2,12 @@
 //! per-type table (`-v`), `-o wide`, JSON and YAML. Nothing is decided here.
 
 use comfy_table::Cell;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::commands::proxy_status::status::{FailOn, Report, Row, RowState};
+use crate::commands::proxy_status::status::{
+    EnvoyState, FailOn, IstiodSummary, PodSummary, Report, Row, RowState, Skew,
+};
 use crate::formats::duration::human_duration;
 use crate::formats::text::one_line;
 use crate::istio::syncz::{self, SyncState, TypeStatus};
@@ -324,120 +327,141 @@ pub fn details(row: &Row, options: &TableOptions) -> String {
     out
 }
 
-fn opt(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
-    if let Some(v) = value {
-        map.insert(key.to_string(), Value::String(v.to_string()));
-    }
+/// One xDS type of a connected row.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeJson<'a> {
+    #[serde(rename = "type")]
+    short: &'a str,
+    type_url: &'a str,
+    status: SyncState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_sent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    age_seconds: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sent_nonce: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    acked_nonce: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
 }
 
-fn type_value(t: &TypeStatus, now: jiff::Timestamp) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), t.short().into());
-    m.insert("typeUrl".into(), t.type_url.clone().into());
-    m.insert(
-        "status".into(),
-        serde_json::to_value(t.state).unwrap_or(Value::Null),
-    );
-    if let Some(sent) = t.last_sent {
-        m.insert("lastSent".into(), sent.to_string().into());
-        m.insert(
-            "ageSeconds".into(),
-            (now.as_second() - sent.as_second()).into(),
-        );
+impl<'a> TypeJson<'a> {
+    fn of(t: &'a TypeStatus, now: jiff::Timestamp) -> TypeJson<'a> {
+        TypeJson {
+            short: t.short(),
+            type_url: &t.type_url,
+            status: t.state,
+            last_sent: t.last_sent.map(|sent| sent.to_string()),
+            age_seconds: t.last_sent.map(|sent| now.as_second() - sent.as_second()),
+            sent_nonce: t.sent_nonce.as_deref(),
+            acked_nonce: t.acked_nonce.as_deref(),
+            error: t.error.as_deref(),
+        }
     }
-    opt(&mut m, "sentNonce", t.sent_nonce.as_deref());
-    opt(&mut m, "ackedNonce", t.acked_nonce.as_deref());
-    opt(&mut m, "error", t.error.as_deref());
-    Value::Object(m)
 }
 
 /// One row as JSON; absent facts are left out.
-pub fn row_value(row: &Row, now: jiff::Timestamp) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), row.name.clone().into());
-    opt(&mut m, "namespace", row.namespace.as_deref());
-    opt(&mut m, "pod", row.pod.as_deref());
-    opt(&mut m, "cluster", row.cluster.as_deref());
-    opt(&mut m, "istiod", row.istiod.as_deref());
-    opt(&mut m, "istiodVersion", row.istiod_version.as_deref());
-    opt(&mut m, "version", row.version.as_deref());
-    opt(
-        &mut m,
-        "versionSource",
-        row.version_source.map(|s| s.as_str()),
-    );
-    opt(&mut m, "proxyType", row.proxy_type.as_deref());
-    m.insert("status".into(), row.state.json_name().into());
-    if row.connected() {
-        m.insert(
-            "types".into(),
-            Value::Array(row.types.iter().map(|t| type_value(t, now)).collect()),
-        );
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RowJson<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    istiod: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    istiod_version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version_source: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proxy_type: Option<&'a str>,
+    status: String,
+    /// Connected rows only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    types: Option<Vec<TypeJson<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version_skew: Option<&'a Skew>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pod_status: Option<&'a PodSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    envoy: Option<&'a EnvoyState>,
+}
+
+impl<'a> RowJson<'a> {
+    pub fn of(row: &'a Row, now: jiff::Timestamp) -> RowJson<'a> {
+        RowJson {
+            name: &row.name,
+            namespace: row.namespace.as_deref(),
+            pod: row.pod.as_deref(),
+            cluster: row.cluster.as_deref(),
+            istiod: row.istiod.as_deref(),
+            istiod_version: row.istiod_version.as_deref(),
+            version: row.version.as_deref(),
+            version_source: row.version_source.map(|s| s.as_str()),
+            proxy_type: row.proxy_type.as_deref(),
+            status: row.state.json_name(),
+            types: row
+                .connected()
+                .then(|| row.types.iter().map(|t| TypeJson::of(t, now)).collect()),
+            reason: row.reason.as_deref(),
+            version_skew: row.skew.as_ref(),
+            pod_status: row.pod_status.as_ref(),
+            envoy: row.envoy.as_ref(),
+        }
     }
-    opt(&mut m, "reason", row.reason.as_deref());
-    if let Some(s) = &row.skew {
-        m.insert(
-            "versionSkew".into(),
-            json!({"proxy": s.proxy, "istiod": s.istiod, "minorsBehind": s.minors_behind, "supported": s.supported}),
-        );
+}
+
+/// The document of `-o json` and `-o yaml`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportJson<'a> {
+    istiods: &'a [IstiodSummary],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_istiod: Option<&'a str>,
+    pods_listed: bool,
+    proxies: Vec<RowJson<'a>>,
+    counts: Counts,
+    fail_on: Vec<&'static str>,
+    failing: Vec<&'a str>,
+}
+
+/// The number of rows per status, in the order of the statuses (an object in JSON).
+struct Counts(Vec<(String, usize)>);
+
+impl Serialize for Counts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(state, n)| (state, n)))
     }
-    if let Some(p) = &row.pod_status {
-        m.insert(
-            "podStatus".into(),
-            json!({"phase": p.phase, "ready": p.ready, "proxyRestarts": p.proxy_restarts, "nativeSidecar": p.native_sidecar, "proxyRunning": p.proxy_running}),
-        );
-    }
-    if let Some(e) = &row.envoy {
-        let mut env = Map::new();
-        opt(&mut env, "state", e.state.as_deref());
-        opt(&mut env, "error", e.error.as_deref());
-        env.insert("via".into(), e.via.clone().into());
-        m.insert("envoy".into(), Value::Object(env));
-    }
-    Value::Object(m)
 }
 
 /// The whole report as JSON: istiods, proxies (the table's rows), counts and what fails.
 pub fn json_value(report: &Report, now: jiff::Timestamp, fail_on: &[FailOn]) -> Value {
-    let istiods: Vec<Value> = report
-        .istiods
-        .iter()
-        .map(|i| {
-            let mut m = Map::new();
-            m.insert("name".into(), i.name.clone().into());
-            opt(&mut m, "version", i.version.as_deref());
-            opt(&mut m, "revision", i.revision.as_deref());
-            m.insert("via".into(), i.via.clone().into());
-            m.insert("proxies".into(), i.proxies.into());
-            opt(&mut m, "error", i.error.as_deref());
-            Value::Object(m)
-        })
-        .collect();
-    let mut counts = Map::new();
-    for (state, n) in report.counts() {
-        counts.insert(state.json_name(), n.into());
-    }
-    let failing: Vec<Value> = report
-        .failing(fail_on)
-        .map(|r| Value::String(r.name.clone()))
-        .collect();
-    let mut m = Map::new();
-    m.insert("istiods".into(), Value::Array(istiods));
-    if let Some(why) = &report.no_istiod {
-        m.insert("noIstiod".into(), why.clone().into());
-    }
-    m.insert("podsListed".into(), report.pods_listed.into());
-    m.insert(
-        "proxies".into(),
-        Value::Array(report.rows.iter().map(|r| row_value(r, now)).collect()),
-    );
-    m.insert("counts".into(), Value::Object(counts));
-    m.insert(
-        "failOn".into(),
-        Value::Array(fail_on.iter().map(|f| f.as_str().into()).collect()),
-    );
-    m.insert("failing".into(), Value::Array(failing));
-    Value::Object(m)
+    let doc = ReportJson {
+        istiods: &report.istiods,
+        no_istiod: report.no_istiod.as_deref(),
+        pods_listed: report.pods_listed,
+        proxies: report.rows.iter().map(|r| RowJson::of(r, now)).collect(),
+        counts: Counts(
+            report
+                .counts()
+                .into_iter()
+                .map(|(state, n)| (state.json_name(), n))
+                .collect(),
+        ),
+        fail_on: fail_on.iter().map(|f| f.as_str()).collect(),
+        failing: report.failing(fail_on).map(|r| r.name.as_str()).collect(),
+    };
+    serde_json::to_value(doc).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -570,6 +594,115 @@ mod tests {
         assert_eq!(
             table(&r, &options(false, false)),
             "NAME   CLUSTER   ISTIOD   VERSION   SUBSCRIBED TYPES   STATUS\n"
+        );
+    }
+
+    /// Every key a row, a type and an istiod can have in `-o json`, byte for byte: a connected
+    /// row with every fact and a type pushed, rejected and acknowledged; an unconnected one with
+    /// its pod status; an istiod that answered and one that did not.
+    #[test]
+    fn json_keys_are_pinned() {
+        use crate::commands::proxy_status::status::{
+            IstiodSummary, PodSummary, Skew, VersionSource,
+        };
+        let sent: jiff::Timestamp = "2026-11-29T15:49:10Z".parse().unwrap();
+        let connected = Row {
+            name: "web-1.shop".into(),
+            namespace: Some("shop".into()),
+            pod: Some("web-1".into()),
+            cluster: Some("Kubernetes".into()),
+            istiod: Some("istiod-1".into()),
+            istiod_version: Some("1.24.1".into()),
+            version: Some("1.22.0".into()),
+            version_source: Some(VersionSource::Istiod),
+            proxy_type: Some("sidecar".into()),
+            state: RowState::Error,
+            types: vec![
+                TypeStatus {
+                    type_url: "type.googleapis.com/envoy.config.cluster.v3.Cluster".into(),
+                    state: SyncState::Error,
+                    last_sent: Some(sent),
+                    sent_nonce: Some("n2".into()),
+                    acked_nonce: Some("n1".into()),
+                    error: Some("rejected: bad \"cluster\"".into()),
+                },
+                TypeStatus {
+                    type_url: "type.googleapis.com/envoy.config.listener.v3.Listener".into(),
+                    state: SyncState::NotSent,
+                    last_sent: None,
+                    sent_nonce: None,
+                    acked_nonce: None,
+                    error: None,
+                },
+            ],
+            reason: Some("CDS rejected".into()),
+            skew: Some(Skew {
+                proxy: "1.22.0".into(),
+                istiod: "1.24.1".into(),
+                minors_behind: 2,
+                supported: false,
+            }),
+            pod_status: None,
+            envoy: Some(EnvoyState {
+                state: Some("LIVE".into()),
+                error: None,
+                via: "port-forward".into(),
+            }),
+        };
+        let unconnected = Row {
+            name: "api-0.shop".into(),
+            namespace: Some("shop".into()),
+            pod: Some("api-0".into()),
+            cluster: None,
+            istiod: None,
+            istiod_version: None,
+            version: Some("1.24.1".into()),
+            version_source: Some(VersionSource::Image),
+            proxy_type: None,
+            state: RowState::NotConnected,
+            types: vec![],
+            reason: Some("CrashLoopBackOff".into()),
+            skew: None,
+            pod_status: Some(PodSummary {
+                phase: "Running".into(),
+                ready: "1/2".into(),
+                proxy_restarts: 4,
+                native_sidecar: false,
+                proxy_running: false,
+            }),
+            envoy: Some(EnvoyState {
+                state: None,
+                error: Some("connection refused".into()),
+                via: "10.0.0.7".into(),
+            }),
+        };
+        let report = Report {
+            istiods: vec![
+                IstiodSummary {
+                    name: "istiod-1".into(),
+                    version: Some("1.24.1".into()),
+                    revision: Some("default".into()),
+                    via: "port-forward".into(),
+                    proxies: 1,
+                    error: None,
+                },
+                IstiodSummary {
+                    name: "istiod-2".into(),
+                    version: None,
+                    revision: None,
+                    via: "10.0.0.2:15014".into(),
+                    proxies: 0,
+                    error: Some("timed out".into()),
+                },
+            ],
+            rows: vec![unconnected, connected],
+            pods_listed: true,
+            no_istiod: Some("none answered".into()),
+        };
+        let value = json_value(&report, now(), &[FailOn::Error, FailOn::Disconnected]);
+        insta::assert_snapshot!(
+            "json_keys",
+            crate::output::json::document(&value) + &crate::formats::yaml_write::to_string(&value)
         );
     }
 }

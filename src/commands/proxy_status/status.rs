@@ -77,7 +77,8 @@ impl RowState {
 }
 
 /// Proxy version vs its istiod's version, when their minor versions differ.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Skew {
     pub proxy: String,
     pub istiod: String,
@@ -149,7 +150,8 @@ impl VersionSource {
 }
 
 /// The pod behind a row, in `kubectl get pod` terms.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PodSummary {
     pub phase: String,
     /// `2/2`
@@ -161,11 +163,13 @@ pub struct PodSummary {
 }
 
 /// What `--probe` read from the proxy's Envoy admin (`/server_info`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct EnvoyState {
     /// LIVE, PRE_INITIALIZING, INITIALIZING, DRAINING.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// Why the admin port gave no state (refused, timeout, denied...).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub via: String,
 }
@@ -261,13 +265,16 @@ impl FailOn {
 }
 
 /// The istiods, summarised for the report.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct IstiodSummary {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
     pub via: String,
     pub proxies: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
@@ -872,6 +879,32 @@ mod tests {
 
     fn now() -> jiff::Timestamp {
         "2026-11-29T15:50:00Z".parse().unwrap()
+    }
+
+    /// `versionSkew` and `podStatus` of a row in `-o json`, key for key.
+    #[test]
+    fn skew_and_pod_status_as_json() {
+        let skew = Skew {
+            proxy: "1.22.0".into(),
+            istiod: "1.24.1".into(),
+            minors_behind: 2,
+            supported: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&skew).unwrap(),
+            r#"{"proxy":"1.22.0","istiod":"1.24.1","minorsBehind":2,"supported":false}"#
+        );
+        let pod = PodSummary {
+            phase: "Running".into(),
+            ready: "1/2".into(),
+            proxy_restarts: 3,
+            native_sidecar: true,
+            proxy_running: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&pod).unwrap(),
+            r#"{"phase":"Running","ready":"1/2","proxyRestarts":3,"nativeSidecar":true,"proxyRunning":false}"#
+        );
     }
 
     fn answer(name: &str, text: &str) -> IstiodAnswer {
