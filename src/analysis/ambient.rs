@@ -355,6 +355,44 @@ pub(super) fn service_without_waypoint(
     }
 }
 
+/// Why a ServiceEntry of an ambient namespace has no waypoint that takes its traffic, as
+/// [`service_without_waypoint`] for a Service: its own `istio.io/use-waypoint` label, else its
+/// namespace's.
+fn service_entry_without_waypoint(
+    input: &Input,
+    reads: &Reads,
+    namespace: &str,
+    name: &str,
+) -> Option<String> {
+    let snapshot = input.snapshot;
+    if !namespace_is_ambient(snapshot, namespace) {
+        return None;
+    }
+    let entry = input
+        .config
+        .service_entries
+        .iter()
+        .find(|e| e.namespace() == namespace && e.name() == name)?;
+    match waypoint::waypoint_use(
+        entry.resource.object.metadata.labels.as_ref(),
+        "service entry",
+        namespace_labels(snapshot, namespace),
+        namespace,
+    ) {
+        Use::Waypoint(w) => judge(
+            input,
+            &w,
+            entry.resource.origin.file.is_none() && reads.pods,
+            Some(true),
+        )
+        .map(|problem| format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)),
+        Use::OptedOut => Some("opts out of waypoints (istio.io/use-waypoint=none)".to_string()),
+        Use::Unset => {
+            Some("names no waypoint (istio.io/use-waypoint on it or its namespace)".to_string())
+        }
+    }
+}
+
 /// MD0403 and MD0404.
 fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
@@ -371,19 +409,24 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
                 .target_refs
                 .iter()
                 .chain(ap.spec.target_ref.as_ref());
-            for r in refs.filter(|r| r.kind == "Service") {
+            for r in refs.filter(|r| r.kind == "Service" || r.kind == "ServiceEntry") {
                 let target_ns = if r.namespace.is_empty() {
                     ns
                 } else {
                     r.namespace.as_str()
                 };
-                let Some(why) = service_without_waypoint(input, reads, target_ns, &r.name) else {
+                let why = if r.kind == "Service" {
+                    service_without_waypoint(input, reads, target_ns, &r.name)
+                } else {
+                    service_entry_without_waypoint(input, reads, target_ns, &r.name)
+                };
+                let Some(why) = why else {
                     continue;
                 };
                 out.push(Finding::new(
                     messages::MD0404::message(
                         name.clone(),
-                        format!("Service {target_ns}/{}", r.name),
+                        format!("{} {target_ns}/{}", r.kind, r.name),
                         why,
                     ),
                     Some(ResourceRef::of(ap.resource)),

@@ -335,6 +335,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             Kind::Pods,
             Kind::Services,
             Kind::AuthorizationPolicies,
+            Kind::ServiceEntries,
             Kind::KubernetesGateways,
             Kind::Deployments,
             Kind::StatefulSets,

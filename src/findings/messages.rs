@@ -680,8 +680,8 @@ messages! {
         "An AuthorizationPolicy that selects ambient workloads uses HTTP attributes, or the CUSTOM or AUDIT action, that ztunnel does not enforce.";
     MD0404 = "MD0404", "TargetedPolicyWithoutWaypoint", Warning,
         (policy, target, why),
-        "AuthorizationPolicy %s targets %s, which %s: only a waypoint enforces a policy attached to a Service, so nothing enforces this one.",
-        "An AuthorizationPolicy with targetRefs to a Service in ambient mode whose traffic goes through no usable waypoint.";
+        "AuthorizationPolicy %s targets %s, which %s: only a waypoint enforces a policy attached to a Service or ServiceEntry, so nothing enforces this one.",
+        "An AuthorizationPolicy with targetRefs to a Service or ServiceEntry in ambient mode whose traffic goes through no usable waypoint.";
     MD0405 = "MD0405", "PortLevelMtlsOnUnusedPort", Warning,
         (policy, mode, port, port2, listening, hint, kept),
         "PeerAuthentication %s sets portLevelMtls mode %s for port %d, but no workload it selects listens on port %d (%s)%s, so the setting has no effect: the workload keeps %s. portLevelMtls is keyed by the workload's port (the container port a Service's targetPort names), not the Service port.",

@@ -2,7 +2,8 @@
 //! by a Namespace, a Service and a pod (MD0113, MD0114), AuthorizationPolicies ztunnel does not
 //! enforce as written (MD0403) or that only a missing waypoint would enforce (MD0404), a pod
 //! whose own label names a waypoint for Services only (MD0113), and
-//! their negative twins (an L4 policy, a Service-targeted policy with a waypoint).
+//! their negative twins (an L4 policy, a Service-targeted policy with a waypoint); policies on
+//! ServiceEntries (MD0404, tests/fixtures/ambient/service-entries.yaml).
 
 const WAYPOINTS: &str = "tests/fixtures/ambient/waypoints.yaml";
 
@@ -27,7 +28,7 @@ fn ambient_findings_on_files_with_their_lines() {
                 "Warning [MD0403] (AuthorizationPolicy amb/get-only {WAYPOINTS}:86) AuthorizationPolicy amb/get-only applies to ambient workload(s) Deployment amb/web, where ztunnel enforces it at L4: ztunnel does not see HTTP attributes (found: methods, paths): the rules of this ALLOW policy that use them never match, so it allows less than written. Enforce HTTP rules at a waypoint: give the workloads one (istio.io/use-waypoint) and attach the policy to it with targetRefs (kind Service or Gateway) instead of a selector."
             ),
             format!(
-                "Warning [MD0404] (AuthorizationPolicy amb/db-l7 {WAYPOINTS}:129) AuthorizationPolicy amb/db-l7 targets Service amb/db, which opts out of waypoints (istio.io/use-waypoint=none): only a waypoint enforces a policy attached to a Service, so nothing enforces this one."
+                "Warning [MD0404] (AuthorizationPolicy amb/db-l7 {WAYPOINTS}:129) AuthorizationPolicy amb/db-l7 targets Service amb/db, which opts out of waypoints (istio.io/use-waypoint=none): only a waypoint enforces a policy attached to a Service or ServiceEntry, so nothing enforces this one."
             ),
             format!(
                 "Info [MD0114] (Namespace side {WAYPOINTS}:11) Namespace side has the label istio.io/use-waypoint=waypoint, but no workload of the namespace is in ambient mode (istio.io/dataplane-mode=ambient): the label has no effect."
@@ -123,5 +124,19 @@ fn proxy_only_kinds_on_ambient_workloads_and_services_without_waypoint() {
         list.contains("* ambient-l7:\n    Ambient mode: RequestAuthentications")
             && list.contains("(MD0412, MD0413)"),
         "{list}"
+    );
+}
+
+#[test]
+fn a_policy_on_a_service_entry_without_waypoint_is_md0404() {
+    let file = "tests/fixtures/ambient/service-entries.yaml";
+    let (stdout, stderr, code) = run(&["analyze", "-f", file, "--analyzer", "ambient"]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        stdout.trim_end(),
+        format!(
+            "Warning [MD0404] (AuthorizationPolicy egress/payments-get-only {file}:36) AuthorizationPolicy egress/payments-get-only targets ServiceEntry egress/payments-api, which names no waypoint (istio.io/use-waypoint on it or its namespace): only a waypoint enforces a policy attached to a Service or ServiceEntry, so nothing enforces this one."
+        ),
+        "the ServiceEntry with a waypoint (maps-api) gives nothing"
     );
 }
