@@ -333,6 +333,28 @@ impl HttpStatus<'_> {
     }
 }
 
+/// The HTTP array, read as `Vec<HttpStatus>` would be (same errors), keeping only the entries
+/// that name a proxy, each turned into a [`ProxySync`] as soon as it is read.
+struct HttpEntries;
+
+impl<'de> serde::de::Visitor<'de> for HttpEntries {
+    type Value = Vec<ProxySync>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut proxies = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(entry) = seq.next_element::<HttpStatus<'de>>()? {
+            if !entry.proxy.is_empty() {
+                proxies.push(entry.into_proxy());
+            }
+        }
+        Ok(proxies)
+    }
+}
+
 /// Parses one istiod's answer: the HTTP array, or istioctl's `-o json` (one or more
 /// DiscoveryResponse documents, one after the other).
 pub fn parse(text: &str) -> Result<Syncz, ParseError> {
@@ -341,13 +363,11 @@ pub fn parse(text: &str) -> Result<Syncz, ParseError> {
         return Err(ParseError("the answer is empty".to_string()));
     }
     if trimmed.starts_with('[') {
-        let entries: Vec<HttpStatus> =
-            serde_json::from_str(trimmed).map_err(|e| ParseError(e.to_string()))?;
-        let mut proxies: Vec<ProxySync> = entries
-            .into_iter()
-            .filter(|e| !e.proxy.is_empty())
-            .map(HttpStatus::into_proxy)
-            .collect();
+        // Each entry becomes a ProxySync before the next is read (10,000 entries are ~17 MB).
+        let mut de = serde_json::Deserializer::from_str(trimmed);
+        let mut proxies = serde::Deserializer::deserialize_seq(&mut de, HttpEntries)
+            .and_then(|proxies| de.end().map(|()| proxies))
+            .map_err(|e| ParseError(e.to_string()))?;
         proxies.sort_by(|a, b| a.id.cmp(&b.id));
         return Ok(Syncz {
             proxies,
@@ -474,6 +494,28 @@ mod tests {
 
     fn states(p: &ProxySync) -> Vec<(&str, SyncState)> {
         p.types.iter().map(|t| (t.short(), t.state)).collect()
+    }
+
+    #[test]
+    fn the_http_array_gives_the_errors_of_a_vec() {
+        for text in [
+            r#"[{"proxy": 3}]"#,
+            "[1]",
+            r#"[{"proxy": "a.b"}] x"#,
+            "[",
+            r#"[{"resources": {"t": {"sent": 1}}}]"#,
+        ] {
+            let whole = serde_json::from_str::<Vec<HttpStatus>>(text)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(parse(text).unwrap_err().0, whole, "{text}");
+        }
+        let escaped = parse(r#"[{"proxy": "a\u002eb", "resources": {"t\/u": {"sent": "x"}}}]"#);
+        let proxy = &escaped.unwrap().proxies[0];
+        assert_eq!(
+            (proxy.id.as_str(), proxy.types[0].type_url.as_str()),
+            ("a.b", "t/u")
+        );
     }
 
     #[test]
