@@ -1,13 +1,16 @@
-//! `--pods-file`: the pods as `kubectl get pods -A -o json` prints them, read into [`Pod`]s that
-//! hold only what `proxy-status` looks at (the names, labels, annotations and times of the
-//! metadata; the name, image, args, readiness probe and restart policy of each container; the
-//! phase, reason, IP, conditions and container statuses). Everything else of a pod (env,
-//! volumes, resources, tolerations, managed fields...) is skipped while parsing, never
-//! allocated: 10,000 pods are ~25 MB of JSON.
+//! `--pods-file`: the pods as `kubectl get pods -A -o json` prints them, read one at a time into
+//! a [`Pod`] that holds only what `proxy-status` looks at (the names, labels, annotations and
+//! times of the metadata; the name, image, args, readiness probe and restart policy of each
+//! container; the phase, reason, IP, conditions and container statuses), turned into its
+//! [`PodFacts`] and dropped before the next pod is read. Everything else of a pod (env, volumes,
+//! resources, tolerations, managed fields...) is skipped while parsing, never allocated: 10,000
+//! pods are ~25 MB of JSON, and would be ~100 MB as whole k8s-openapi pods.
 //!
 //! What is kept is what [`super::status`] and `--probe` read; the test
-//! `the_trimmed_pods_give_the_same_report` compares the report built from trimmed pods with the
-//! one built from whole pods, over every pod fixture.
+//! `the_trimmed_pods_give_the_same_report` compares the facts and the report from trimmed pods
+//! with those from whole pods over every pod fixture and pods that use every field read (and
+//! `build_both` in the status tests does the same for every pod there). The errors are those of
+//! `Vec<Pod>` (`the_errors_are_those_of_whole_pods`).
 
 use std::collections::BTreeMap;
 
