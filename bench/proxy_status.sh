@@ -4,7 +4,8 @@
 # pods no istiod knows), read with --syncz-file/--pods-file so no cluster is needed: it measures
 # parsing, merging and rendering, not the network. Writes the numbers into docs/performance.md
 # between the proxy-status markers, beside the reference: Python's json.load of the same two files.
-# MESH_DOCTOR_BASELINE_BIN: another build (e.g. main's) measured on the same input in the same run.
+# MESH_DOCTOR_BASELINE_BIN: another build (e.g. main's) measured on the same input in the same run,
+# MESH_DOCTOR_BASELINE_NAME: what the text calls it (default: its path).
 # Usage: bench/proxy_status.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -80,7 +81,7 @@ report=$(cat <<MD
 ${rows}
 Measured $(date -u +%Y-%m-%d) with \`bench/proxy_status.sh\` ($runs runs each) on $(nproc) cores ($cpu),
 release build, output to /dev/null; load average $load_start at the start, $load_end at the end (the
-machine is shared: other builds were running)${MESH_DOCTOR_BASELINE_BIN:+; the baseline build is \`$MESH_DOCTOR_BASELINE_BIN\`}. Input: the syncz answer of a real istiod
+machine is shared: other builds were running)${MESH_DOCTOR_BASELINE_BIN:+; the baseline build is ${MESH_DOCTOR_BASELINE_NAME:-\`$MESH_DOCTOR_BASELINE_BIN\`}}. Input: the syncz answer of a real istiod
 (\`tests/fixtures/syncz/\`) scaled up by \`bench/gen_syncz.py\`: per 100 proxies 97 SYNCED, 2 STALE,
 1 ERROR, one pod each plus 2% crash-looping sidecar pods no istiod knows, read with
 \`--syncz-file\`/\`--pods-file\` (parsing, merging and rendering; no network).
