@@ -192,36 +192,75 @@ pub struct Syncz {
 pub struct ParseError(pub String);
 
 /// HTTP `/debug/syncz` entry (istiod `pilot/pkg/xds/debug.go` SyncStatus); every field omitempty.
+/// The strings borrow from the answer's text (owned only when JSON escapes them): only what a
+/// [`ProxySync`] keeps is copied out.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct HttpStatus {
-    cluster_id: String,
-    proxy: String,
-    proxy_type: String,
-    proxy_version: String,
-    istio_version: String,
-    cluster_sent: String,
-    cluster_acked: String,
-    listener_sent: String,
-    listener_acked: String,
-    route_sent: String,
-    route_acked: String,
-    endpoint_sent: String,
-    endpoint_acked: String,
-    extensionconfig_sent: String,
-    extensionconfig_acked: String,
-    resources: Option<std::collections::BTreeMap<String, HttpResource>>,
+struct HttpStatus<'a> {
+    #[serde(borrow)]
+    cluster_id: Text<'a>,
+    #[serde(borrow)]
+    proxy: Text<'a>,
+    #[serde(borrow)]
+    proxy_type: Text<'a>,
+    #[serde(borrow)]
+    proxy_version: Text<'a>,
+    #[serde(borrow)]
+    istio_version: Text<'a>,
+    #[serde(borrow)]
+    cluster_sent: Text<'a>,
+    #[serde(borrow)]
+    cluster_acked: Text<'a>,
+    #[serde(borrow)]
+    listener_sent: Text<'a>,
+    #[serde(borrow)]
+    listener_acked: Text<'a>,
+    #[serde(borrow)]
+    route_sent: Text<'a>,
+    #[serde(borrow)]
+    route_acked: Text<'a>,
+    #[serde(borrow)]
+    endpoint_sent: Text<'a>,
+    #[serde(borrow)]
+    endpoint_acked: Text<'a>,
+    #[serde(borrow)]
+    extensionconfig_sent: Text<'a>,
+    #[serde(borrow)]
+    extensionconfig_acked: Text<'a>,
+    #[serde(borrow)]
+    resources: Option<std::collections::BTreeMap<Text<'a>, HttpResource<'a>>>,
+}
+
+/// A JSON string, borrowed from the text unless it has escapes.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(transparent)]
+struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+impl Text<'_> {
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn non_empty(&self) -> Option<String> {
+        (!self.0.is_empty()).then(|| self.0.to_string())
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-struct HttpResource {
-    sent: String,
-    acked: String,
-    #[serde(rename = "sentTime")]
-    sent_time: String,
-    #[serde(rename = "lastError")]
-    last_error: String,
+struct HttpResource<'a> {
+    #[serde(borrow)]
+    sent: Text<'a>,
+    #[serde(borrow)]
+    acked: Text<'a>,
+    #[serde(rename = "sentTime", borrow)]
+    sent_time: Text<'a>,
+    #[serde(rename = "lastError", borrow)]
+    last_error: Text<'a>,
 }
 
 /// An RFC 3339 time; Go's zero time (`0001-01-01T00:00:00Z`, what an unset `time.Time`
@@ -231,63 +270,88 @@ pub fn parse_time(text: &str) -> Option<jiff::Timestamp> {
     (ts.as_second() > -62_000_000_000).then_some(ts)
 }
 
-fn non_empty(text: String) -> Option<String> {
-    (!text.is_empty()).then_some(text)
-}
-
-impl HttpStatus {
+impl HttpStatus<'_> {
     fn into_proxy(self) -> ProxySync {
         let mut types: Vec<TypeStatus> = match self.resources {
             Some(resources) if !resources.is_empty() => resources
                 .into_iter()
                 .map(|(type_url, r)| TypeStatus {
-                    state: SyncState::from_nonces(&r.sent, &r.acked, &r.last_error),
-                    last_sent: parse_time(&r.sent_time),
-                    sent_nonce: non_empty(r.sent),
-                    acked_nonce: non_empty(r.acked),
-                    error: non_empty(r.last_error),
-                    type_url,
+                    state: SyncState::from_nonces(
+                        r.sent.as_str(),
+                        r.acked.as_str(),
+                        r.last_error.as_str(),
+                    ),
+                    last_sent: parse_time(r.sent_time.as_str()),
+                    sent_nonce: r.sent.non_empty(),
+                    acked_nonce: r.acked.non_empty(),
+                    error: r.last_error.non_empty(),
+                    type_url: type_url.0.into_owned(),
                 })
                 .collect(),
             // Istio before `resources` existed: the five flat nonce pairs. A type with neither
             // nonce was never asked for.
             _ => [
-                (CLUSTER_TYPE, self.cluster_sent, self.cluster_acked),
-                (LISTENER_TYPE, self.listener_sent, self.listener_acked),
-                (ENDPOINT_TYPE, self.endpoint_sent, self.endpoint_acked),
-                (ROUTE_TYPE, self.route_sent, self.route_acked),
+                (CLUSTER_TYPE, &self.cluster_sent, &self.cluster_acked),
+                (LISTENER_TYPE, &self.listener_sent, &self.listener_acked),
+                (ENDPOINT_TYPE, &self.endpoint_sent, &self.endpoint_acked),
+                (ROUTE_TYPE, &self.route_sent, &self.route_acked),
                 (
                     EXTENSION_CONFIG_TYPE,
-                    self.extensionconfig_sent,
-                    self.extensionconfig_acked,
+                    &self.extensionconfig_sent,
+                    &self.extensionconfig_acked,
                 ),
             ]
             .into_iter()
             .filter(|(_, sent, acked)| !sent.is_empty() || !acked.is_empty())
             .map(|(url, sent, acked)| TypeStatus {
                 type_url: url.to_string(),
-                state: SyncState::from_nonces(&sent, &acked, ""),
+                state: SyncState::from_nonces(sent.as_str(), acked.as_str(), ""),
                 last_sent: None,
-                sent_nonce: non_empty(sent),
-                acked_nonce: non_empty(acked),
+                sent_nonce: sent.non_empty(),
+                acked_nonce: acked.non_empty(),
                 error: None,
             })
             .collect(),
         };
         types.sort_by(|a, b| type_order(&a.type_url, &b.type_url));
-        let namespace = self
-            .proxy
+        let id = self.proxy.as_str();
+        let namespace = id
             .rsplit_once('.')
             .map(|(_, ns)| ns.to_string())
             .filter(|ns| !ns.is_empty());
         ProxySync {
-            id: self.proxy,
-            proxy_type: non_empty(self.proxy_type),
-            cluster_id: non_empty(self.cluster_id),
-            istio_version: non_empty(self.istio_version).or(non_empty(self.proxy_version)),
+            id: id.to_string(),
+            proxy_type: self.proxy_type.non_empty(),
+            cluster_id: self.cluster_id.non_empty(),
+            istio_version: self
+                .istio_version
+                .non_empty()
+                .or_else(|| self.proxy_version.non_empty()),
             namespace,
             types,
         }
+    }
+}
+
+/// The HTTP array, read as `Vec<HttpStatus>` would be (same errors), keeping only the entries
+/// that name a proxy, each turned into a [`ProxySync`] as soon as it is read.
+struct HttpEntries;
+
+impl<'de> serde::de::Visitor<'de> for HttpEntries {
+    type Value = Vec<ProxySync>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut proxies = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(entry) = seq.next_element::<HttpStatus<'de>>()? {
+            if !entry.proxy.is_empty() {
+                proxies.push(entry.into_proxy());
+            }
+        }
+        Ok(proxies)
     }
 }
 
@@ -299,13 +363,11 @@ pub fn parse(text: &str) -> Result<Syncz, ParseError> {
         return Err(ParseError("the answer is empty".to_string()));
     }
     if trimmed.starts_with('[') {
-        let entries: Vec<HttpStatus> =
-            serde_json::from_str(trimmed).map_err(|e| ParseError(e.to_string()))?;
-        let mut proxies: Vec<ProxySync> = entries
-            .into_iter()
-            .filter(|e| !e.proxy.is_empty())
-            .map(HttpStatus::into_proxy)
-            .collect();
+        // Each entry becomes a ProxySync before the next is read (10,000 entries are ~17 MB).
+        let mut de = serde_json::Deserializer::from_str(trimmed);
+        let mut proxies = serde::Deserializer::deserialize_seq(&mut de, HttpEntries)
+            .and_then(|proxies| de.end().map(|()| proxies))
+            .map_err(|e| ParseError(e.to_string()))?;
         proxies.sort_by(|a, b| a.id.cmp(&b.id));
         return Ok(Syncz {
             proxies,
@@ -432,6 +494,28 @@ mod tests {
 
     fn states(p: &ProxySync) -> Vec<(&str, SyncState)> {
         p.types.iter().map(|t| (t.short(), t.state)).collect()
+    }
+
+    #[test]
+    fn the_http_array_gives_the_errors_of_a_vec() {
+        for text in [
+            r#"[{"proxy": 3}]"#,
+            "[1]",
+            r#"[{"proxy": "a.b"}] x"#,
+            "[",
+            r#"[{"resources": {"t": {"sent": 1}}}]"#,
+        ] {
+            let whole = serde_json::from_str::<Vec<HttpStatus>>(text)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(parse(text).unwrap_err().0, whole, "{text}");
+        }
+        let escaped = parse(r#"[{"proxy": "a\u002eb", "resources": {"t\/u": {"sent": "x"}}}]"#);
+        let proxy = &escaped.unwrap().proxies[0];
+        assert_eq!(
+            (proxy.id.as_str(), proxy.types[0].type_url.as_str()),
+            ("a.b", "t/u")
+        );
     }
 
     #[test]

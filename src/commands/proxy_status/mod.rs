@@ -6,6 +6,7 @@
 //! both in the pure [`crate::commands::proxy_status::status`], optionally probes each Envoy's `/server_info`, renders.
 
 pub mod https;
+mod pods_file;
 pub mod render;
 pub mod status;
 pub mod url;
@@ -30,7 +31,7 @@ use crate::probe::transport::{Direct, HttpResponse, Limits, PortForward, ProbeEr
 use crate::request::Global;
 use crate::source::cluster::{self, Cluster, ListError};
 use render::TableOptions;
-use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, Report};
+use status::{EnvoyState, FailOn, Inputs, IstiodAnswer, PodFacts, Report};
 use url::IstiodUrl;
 
 /// istiod's monitoring port: metrics, `/version` and the HTTP debug endpoints.
@@ -105,7 +106,7 @@ pub struct Request {
 /// Where the rows come from.
 struct Gathered {
     istiods: Vec<IstiodAnswer>,
-    pods: Option<Vec<Pod>>,
+    pods: Option<Vec<PodFacts>>,
     no_istiod: Option<String>,
     cluster: Option<Cluster>,
     /// Live, the pods could not be listed (RBAC): the sidecars no istiod knows are not shown.
@@ -118,12 +119,14 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
     let now = jiff::Timestamp::now();
 
     let mut gathered = if offline {
+        let istiods = read_syncz_files(&args)?;
+        let pods = match &args.pods_file {
+            Some(path) => Some(read_pods_file(path, now)?),
+            None => None,
+        };
         Gathered {
-            istiods: read_syncz_files(&args)?,
-            pods: match &args.pods_file {
-                Some(path) => Some(read_pods_file(path)?),
-                None => None,
-            },
+            istiods,
+            pods,
             no_istiod: None,
             cluster: None,
             pods_denied: false,
@@ -131,7 +134,7 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
     } else {
         let cluster = cluster::connect(global, global.context.first().map(String::as_str)).await?;
         let namespace = scope(&args, global, Some(&cluster));
-        gather_live(&args, &tls, cluster, namespace.as_deref()).await?
+        gather_live(&args, &tls, cluster, namespace.as_deref(), now).await?
     };
     let namespace = scope(&args, global, gathered.cluster.as_ref());
 
@@ -158,7 +161,6 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
         pods: gathered.pods.as_deref(),
         namespace: namespace.as_deref(),
         no_istiod: gathered.no_istiod.clone(),
-        now,
     });
     if let Some(wanted) = &args.proxy
         && !status::retain_proxy(&mut report, wanted, namespace.as_deref())
@@ -346,24 +348,20 @@ fn read_syncz_files(args: &Request) -> Result<Vec<IstiodAnswer>> {
     Ok(out)
 }
 
-fn read_pods_file(path: &Path) -> Result<Vec<Pod>> {
+fn read_pods_file(path: &Path, now: jiff::Timestamp) -> Result<Vec<PodFacts>> {
     let text = read_text(path)?;
     let parse_error = |message: String| Error::Parse {
         location: shown(path),
         message,
     };
-    #[derive(serde::Deserialize)]
-    struct List {
-        items: Vec<Pod>,
-    }
-    // Straight into typed pods, no intermediate JSON tree (10,000 pods are ~25 MB of JSON). A
-    // list has `items`; without it, the text may be one pod.
-    match serde_json::from_str::<List>(&text) {
-        Ok(list) => Ok(list.items),
+    // Straight into typed pods that keep only what the command reads, no intermediate JSON
+    // tree (10,000 pods are ~25 MB of JSON). A list has `items`; without it, the text may be
+    // one pod.
+    match pods_file::list(&text, now) {
+        Ok(items) => Ok(items),
         Err(e) if e.to_string().starts_with("missing field `items`") => {
-            let pod: Pod =
-                serde_json::from_str(&text).map_err(|e| parse_error(format!("not a pod: {e}")))?;
-            Ok(vec![pod])
+            let pod = pods_file::one(&text).map_err(|e| parse_error(format!("not a pod: {e}")))?;
+            Ok(vec![PodFacts::of(&pod, now)])
         }
         Err(e) => Err(parse_error(format!("not a list of pods: {e}"))),
     }
@@ -461,6 +459,7 @@ async fn gather_live(
     tls: &https::TlsOptions,
     cluster: Cluster,
     namespace: Option<&str>,
+    now: jiff::Timestamp,
 ) -> Result<Gathered> {
     let pods = cluster.list::<Pod>(namespace);
     let istiods = async {
@@ -495,7 +494,7 @@ async fn gather_live(
     }
     let mut pods_denied = false;
     let pods = match pods {
-        Ok(pods) => Some(pods),
+        Ok(pods) => Some(pods.iter().map(|p| PodFacts::of(p, now)).collect()),
         Err(ListError::Denied(reason)) => {
             pods_denied = true;
             eprintln!(
@@ -714,7 +713,12 @@ async fn istiods_in_cluster(
 }
 
 /// Asks each running proxy's Envoy for `/server_info`, `--concurrency` at a time.
-async fn probe_rows(args: &Request, cluster: &Cluster, pods: Option<&[Pod]>, report: &mut Report) {
+async fn probe_rows(
+    args: &Request,
+    cluster: &Cluster,
+    pods: Option<&[PodFacts]>,
+    report: &mut Report,
+) {
     let limits = Limits {
         connect_timeout: args.probe_timeout,
         request_timeout: args.probe_timeout,
@@ -723,10 +727,8 @@ async fn probe_rows(args: &Request, cluster: &Cluster, pods: Option<&[Pod]>, rep
     let ip_of = |ns: &str, name: &str| -> Option<IpAddr> {
         pods?
             .iter()
-            .find(|p| p.name() == name && p.namespace() == Some(ns))?
-            .status
-            .as_ref()?
-            .pod_ip
+            .find(|p| p.name == name && p.namespace.as_deref() == Some(ns))?
+            .ip
             .as_deref()?
             .parse()
             .ok()

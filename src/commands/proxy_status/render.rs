@@ -467,7 +467,9 @@ pub fn json_value(report: &Report, now: jiff::Timestamp, fail_on: &[FailOn]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::proxy_status::status::{EnvoyState, Inputs, IstiodAnswer, build};
+    use crate::commands::proxy_status::status::{
+        EnvoyState, Inputs, IstiodAnswer, PodFacts, build,
+    };
     use crate::istio::syncz::parse;
     use k8s_openapi::api::core::v1::Pod;
 
@@ -489,12 +491,12 @@ mod tests {
         )))
         .map(|list: serde_json::Value| serde_json::from_value(list["items"].clone()).unwrap())
         .unwrap();
+        let pods: Vec<PodFacts> = pods.iter().map(|p| PodFacts::of(p, now())).collect();
         build(&Inputs {
             istiods: &istiods,
             pods: Some(&pods),
             namespace: None,
             no_istiod: None,
-            now: now(),
         })
     }
 

@@ -313,12 +313,60 @@ impl Report {
 pub struct Inputs<'a> {
     pub istiods: &'a [IstiodAnswer],
     /// `None` when the pods could not be listed.
-    pub pods: Option<&'a [Pod]>,
+    pub pods: Option<&'a [PodFacts]>,
     /// Only proxies of this namespace.
     pub namespace: Option<&'a str>,
     /// Why there is no istiod to ask (no running pod with the label), if so.
     pub no_istiod: Option<String>,
-    pub now: jiff::Timestamp,
+}
+
+/// What [`build`] and `--probe` need of one pod, read from it once: the whole pod is not kept
+/// (10,000 pods as k8s-openapi structs are ~100 MB; these, a tenth of it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodFacts {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub ip: Option<String>,
+    /// `None` when the pod has no istio-proxy container.
+    pub sidecar: Option<SidecarFacts>,
+}
+
+/// What the rows say of a pod with a sidecar.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SidecarFacts {
+    /// The state and reason of its row when no istiod knows the proxy ([`unconnected`]).
+    pub unconnected: (RowState, String),
+    /// istio-proxy runs and is ready.
+    pub proxy_up: bool,
+    pub revision: Option<String>,
+    /// The version of the istio-proxy image's tag.
+    pub image_version: Option<String>,
+    pub proxy_type: &'static str,
+    pub summary: PodSummary,
+}
+
+impl PodFacts {
+    /// The facts of one pod, judged at `now` (its age, how long its proxy has run).
+    pub fn of(pod: &Pod, now: jiff::Timestamp) -> Self {
+        let sidecar = pod
+            .spec
+            .as_ref()
+            .and_then(sidecar::proxy_container)
+            .map(|proxy| SidecarFacts {
+                unconnected: unconnected(pod, now),
+                proxy_up: proxy_up(pod),
+                revision: pod_revision(pod).map(str::to_string),
+                image_version: image_tag_version(proxy.image()),
+                proxy_type: pod_proxy_type(pod),
+                summary: pod_summary(pod),
+            });
+        PodFacts {
+            name: pod.name().to_string(),
+            namespace: pod.namespace().map(str::to_string),
+            ip: pod.status.as_ref().and_then(|s| s.pod_ip.clone()),
+            sidecar,
+        }
+    }
 }
 
 /// Merges the istiods' answers with the pod list.
@@ -331,21 +379,18 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
     };
 
     // Pods with a sidecar, by (namespace, name).
-    let mut pods: BTreeMap<(&str, &str), &Pod> = BTreeMap::new();
+    let mut pods: BTreeMap<(&str, &str), (&PodFacts, &SidecarFacts)> = BTreeMap::new();
     for pod in inputs.pods.into_iter().flatten() {
-        let Some(spec) = pod.spec.as_ref() else {
+        let Some(sidecar) = pod.sidecar.as_ref() else {
             continue;
         };
-        if sidecar::proxy_container(spec).is_none() {
-            continue;
-        }
-        let namespace = pod.namespace().unwrap_or("default");
+        let namespace = pod.namespace.as_deref().unwrap_or("default");
         if in_scope(Some(namespace)) {
-            pods.insert((namespace, pod.name()), pod);
+            pods.insert((namespace, pod.name.as_str()), (pod, sidecar));
         }
     }
 
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
     let mut failed_istiods = Vec::new();
     for istiod in inputs.istiods {
         let (proxies, error) = match &istiod.syncz {
@@ -369,7 +414,7 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
                 .pod_and_namespace()
                 .and_then(|(name, ns)| pods.get(&(ns, name)).copied());
             if let Some((name, ns)) = proxy.pod_and_namespace() {
-                seen.insert((ns.to_string(), name.to_string()));
+                seen.insert((ns, name));
             }
             report
                 .rows
@@ -396,21 +441,21 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
         .iter()
         .filter_map(|i| i.revision.as_deref())
         .collect();
-    for ((namespace, name), pod) in &pods {
-        if seen.contains(&(namespace.to_string(), name.to_string())) {
+    for (&(namespace, name), &(_, pod)) in &pods {
+        if seen.contains(&(namespace, name)) {
             continue;
         }
-        let (state, mut reason) = unconnected(pod, inputs.now);
+        let (state, mut reason) = pod.unconnected.clone();
         let mut state = state;
         if matches!(state, RowState::NotConnected | RowState::Starting) {
             if let Some(why) = &inputs.no_istiod {
                 state = RowState::NotConnected;
                 reason = format!("{why}; {reason}");
-            } else if state == RowState::NotConnected && !failed_istiods.is_empty() && proxy_up(pod)
+            } else if state == RowState::NotConnected && !failed_istiods.is_empty() && pod.proxy_up
             {
                 state = RowState::Unknown;
                 reason = format!("{reason}; {} could not be asked", failed_istiods.join(", "));
-            } else if let Some(rev) = pod_revision(pod)
+            } else if let Some(rev) = pod.revision.as_deref()
                 && !revisions.is_empty()
                 && !revisions.contains(rev)
             {
@@ -419,11 +464,7 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
                 );
             }
         }
-        let version = pod
-            .spec
-            .as_ref()
-            .and_then(sidecar::proxy_container)
-            .and_then(|c| image_tag_version(c.image()));
+        let version = pod.image_version.clone();
         report.rows.push(Row {
             name: format!("{name}.{namespace}"),
             namespace: Some(namespace.to_string()),
@@ -437,11 +478,11 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
                 .and_then(|(p, i)| skew(p, i)),
             version_source: version.as_ref().map(|_| VersionSource::Image),
             version,
-            proxy_type: Some(pod_proxy_type(pod).to_string()),
+            proxy_type: Some(pod.proxy_type.to_string()),
             state,
             types: Vec::new(),
             reason: Some(reason),
-            pod_status: Some(pod_summary(pod)),
+            pod_status: Some(pod.summary.clone()),
             envoy: None,
         });
     }
@@ -454,7 +495,7 @@ pub fn build(inputs: &Inputs<'_>) -> Report {
 fn connected_row(
     proxy: &ProxySync,
     istiod: &IstiodAnswer,
-    pod: Option<&Pod>,
+    pod: Option<(&PodFacts, &SidecarFacts)>,
     pods_listed: bool,
 ) -> Row {
     let state = RowState::from_sync(proxy.worst());
@@ -509,7 +550,7 @@ fn connected_row(
     Row {
         name: proxy.id.clone(),
         namespace: proxy.namespace.clone(),
-        pod: pod.map(|p| p.name().to_string()),
+        pod: pod.map(|(p, _)| p.name.clone()),
         cluster: proxy.cluster_id.clone(),
         istiod: Some(istiod.name.clone()),
         istiod_version: istiod.version.clone(),
@@ -524,7 +565,7 @@ fn connected_row(
             .as_deref()
             .zip(istiod.version.as_deref())
             .and_then(|(p, i)| skew(p, i)),
-        pod_status: pod.map(pod_summary),
+        pod_status: pod.map(|(_, s)| s.summary.clone()),
         envoy: None,
     }
 }
@@ -948,8 +989,47 @@ mod tests {
         ]})
     }
 
+    /// [`Inputs`] with whole pods.
+    struct In<'a> {
+        istiods: &'a [IstiodAnswer],
+        pods: Option<&'a [Pod]>,
+        namespace: Option<&'a str>,
+        no_istiod: Option<String>,
+        now: jiff::Timestamp,
+    }
+
+    /// Builds the report from the pods' facts, and again from the same pods as `--pods-file`
+    /// reads them (trimmed to what `proxy-status` looks at): both are the same, for every pod of
+    /// these tests.
+    fn build_both(inputs: &In<'_>) -> Report {
+        let facts: Option<Vec<PodFacts>> = inputs
+            .pods
+            .map(|pods| pods.iter().map(|p| PodFacts::of(p, inputs.now)).collect());
+        let report = build(&Inputs {
+            istiods: inputs.istiods,
+            pods: facts.as_deref(),
+            namespace: inputs.namespace,
+            no_istiod: inputs.no_istiod.clone(),
+        });
+        if let Some(pods) = inputs.pods {
+            let text = serde_json::to_string(&json!({ "items": pods })).unwrap();
+            let trimmed =
+                crate::commands::proxy_status::pods_file::list(&text, inputs.now).unwrap();
+            assert_eq!(Some(&trimmed), facts.as_ref());
+            let again = build(&Inputs {
+                istiods: inputs.istiods,
+                pods: Some(&trimmed),
+                namespace: inputs.namespace,
+                no_istiod: inputs.no_istiod.clone(),
+            });
+            assert_eq!(again.rows, report.rows);
+            assert_eq!(again.istiods, report.istiods);
+        }
+        report
+    }
+
     fn build_with(istiods: &[IstiodAnswer], pods: &[Pod]) -> Report {
-        build(&Inputs {
+        build_both(&In {
             istiods,
             pods: Some(pods),
             namespace: None,
@@ -1169,7 +1249,7 @@ mod tests {
     #[test]
     fn no_istiod_at_all() {
         let pods = [pod("web", "shop", running_ready())];
-        let report = build(&Inputs {
+        let report = build_both(&In {
             istiods: &[],
             pods: Some(&pods),
             namespace: None,
@@ -1195,7 +1275,7 @@ mod tests {
             pod("web-1", "shop", running_ready()),
             pod("x", "other", crashloop()),
         ];
-        let report = build(&Inputs {
+        let report = build_both(&In {
             istiods: &istiods,
             pods: Some(&pods),
             namespace: Some("other"),
