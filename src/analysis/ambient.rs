@@ -335,24 +335,14 @@ pub(super) fn service_without_waypoint(
     let service = snapshot
         .all_services()
         .find(|s| s.object.namespace() == Some(namespace) && s.object.name() == name)?;
-    match waypoint::waypoint_use(
+    waypoint_problem(
+        input,
+        reads,
         service.object.metadata.labels.as_ref(),
         "service",
-        namespace_labels(snapshot, namespace),
         namespace,
-    ) {
-        Use::Waypoint(w) => judge(
-            input,
-            &w,
-            service.origin.file.is_none() && reads.pods,
-            Some(true),
-        )
-        .map(|problem| format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)),
-        Use::OptedOut => Some("opts out of waypoints (istio.io/use-waypoint=none)".to_string()),
-        Use::Unset => {
-            Some("names no waypoint (istio.io/use-waypoint on it or its namespace)".to_string())
-        }
-    }
+        service.origin.file.is_none(),
+    )
 }
 
 /// Why a ServiceEntry of an ambient namespace has no waypoint that takes its traffic, as
@@ -373,19 +363,35 @@ fn service_entry_without_waypoint(
         .service_entries
         .iter()
         .find(|e| e.namespace() == namespace && e.name() == name)?;
-    match waypoint::waypoint_use(
+    waypoint_problem(
+        input,
+        reads,
         entry.resource.object.metadata.labels.as_ref(),
         "service entry",
-        namespace_labels(snapshot, namespace),
+        namespace,
+        entry.resource.origin.file.is_none(),
+    )
+}
+
+/// Why an object of `namespace` with the labels `own` (`what`: `service`, `service entry`)
+/// has no waypoint that takes its traffic, or `None` when it has one. `live`: read from the
+/// cluster, so the waypoint's pods are judged too (when they were read).
+fn waypoint_problem(
+    input: &Input,
+    reads: &Reads,
+    own: Option<&BTreeMap<String, String>>,
+    what: &str,
+    namespace: &str,
+    live: bool,
+) -> Option<String> {
+    match waypoint::waypoint_use(
+        own,
+        what,
+        namespace_labels(input.snapshot, namespace),
         namespace,
     ) {
-        Use::Waypoint(w) => judge(
-            input,
-            &w,
-            entry.resource.origin.file.is_none() && reads.pods,
-            Some(true),
-        )
-        .map(|problem| format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)),
+        Use::Waypoint(w) => judge(input, &w, live && reads.pods, Some(true))
+            .map(|problem| format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)),
         Use::OptedOut => Some("opts out of waypoints (istio.io/use-waypoint=none)".to_string()),
         Use::Unset => {
             Some("names no waypoint (istio.io/use-waypoint on it or its namespace)".to_string())
