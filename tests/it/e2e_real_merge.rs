@@ -22,7 +22,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::TestEnv;
-use common::real::{app_deployment, real_env};
+use common::real::{app_deployment, codes, line_of, live_and_files, real_env, rollout};
 
 const PAGE: &str = "mesh-doctor test app";
 
@@ -82,26 +82,6 @@ fn wait_for_cluster(env: &TestEnv, ns: &str, cluster: &str) {
     panic!("the client's Envoy never got {cluster}: {last}");
 }
 
-fn codes(run: &common::Run) -> Vec<String> {
-    let items: Vec<serde_json::Value> = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr));
-    items
-        .iter()
-        .filter_map(|i| i["code"].as_str().map(String::from))
-        .collect()
-}
-
-fn rollout(env: &TestEnv, ns: &str, deployment: &str) {
-    env.kubectl(&[
-        "-n",
-        ns,
-        "rollout",
-        "status",
-        &format!("deploy/{deployment}"),
-        "--timeout=180s",
-    ]);
-}
-
 fn strict(ns: &str) -> String {
     format!(
         "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata:\n  name: default\n  namespace: {ns}\nspec:\n  mtls: {{mode: STRICT}}\n"
@@ -137,29 +117,6 @@ fn with_created(env: &TestEnv, ns: &str, name: &str, doc: &str) -> String {
         &format!("metadata:\n  creationTimestamp: \"{}\"\n", created.trim()),
         1,
     )
-}
-
-/// `analyze -n NS -o json` (live) and `analyze -f` over `manifests` (files): the codes of both.
-fn live_and_files(env: &TestEnv, ns: &str, manifests: &[String]) -> (Vec<String>, Vec<String>) {
-    let live = env.mesh_doctor(&["analyze", "-n", ns, "-o", "json"]);
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("merge.yaml");
-    let text: Vec<String> = manifests
-        .iter()
-        .map(|m| m.trim_end().trim_end_matches("---").to_string())
-        .collect();
-    std::fs::write(&file, text.join("\n---\n")).unwrap();
-    let files = env.mesh_doctor(&["analyze", "-f", file.to_str().unwrap(), "-o", "json"]);
-    (codes(&live), codes(&files))
-}
-
-fn line_of(env: &TestEnv, ns: &str, code: &str) -> String {
-    let text = env.mesh_doctor(&["analyze", "-n", ns]);
-    text.stdout
-        .lines()
-        .find(|l| l.contains(&format!("[{code}]")))
-        .unwrap_or_else(|| panic!("no {code}:\n{}\n{}", text.stdout, text.stderr))
-        .to_string()
 }
 
 fn namespace_doc(ns: &str) -> String {

@@ -9,7 +9,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::TestEnv;
-use common::real::{app_deployment, real_env};
+use common::real::{app_deployment, codes, real_env};
 
 /// A raw HTTP/1.1 request from the client's app container (busybox `nc`, so the status line,
 /// headers and body come back whatever the status; its `wget -T` segfaults, and plain `wget`
@@ -61,15 +61,6 @@ spec:
     mode: STRICT
 "
     )
-}
-
-fn codes(run: &common::Run) -> Vec<String> {
-    let items: Vec<serde_json::Value> = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr));
-    items
-        .iter()
-        .filter_map(|i| i["code"].as_str().map(String::from))
-        .collect()
 }
 
 /// STRICT on the server and `tls.mode: DISABLE` in the client's DestinationRule: every request

@@ -20,7 +20,7 @@ use crate::common;
 use std::time::Duration;
 
 use common::TestEnv;
-use common::real::{app_deployment, real_env};
+use common::real::{app_deployment, codes, line_of, live_and_files, real_env, rollout};
 use serde_json::Value;
 
 const PAGE: &str = "mesh-doctor test app";
@@ -53,26 +53,6 @@ fn forbidden(answer: &str) -> bool {
     answer.starts_with("HTTP/1.1 403 Forbidden") && answer.contains("RBAC: access denied")
 }
 
-fn codes(run: &common::Run) -> Vec<String> {
-    let items: Vec<serde_json::Value> = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr));
-    items
-        .iter()
-        .filter_map(|i| i["code"].as_str().map(String::from))
-        .collect()
-}
-
-fn rollout(env: &TestEnv, ns: &str, deployment: &str) {
-    env.kubectl(&[
-        "-n",
-        ns,
-        "rollout",
-        "status",
-        &format!("deploy/{deployment}"),
-        "--timeout=180s",
-    ]);
-}
-
 fn namespace_doc(ns: &str, injected: bool) -> String {
     let labels = if injected {
         "\n  labels: {istio-injection: enabled}"
@@ -92,29 +72,6 @@ fn authorization_policy(ns: &str, name: &str, body: &str) -> String {
     format!(
         "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n{body}"
     )
-}
-
-/// `analyze -n NS -o json` (live) and `analyze -f` over `manifests` (files): the codes of both.
-fn live_and_files(env: &TestEnv, ns: &str, manifests: &[String]) -> (Vec<String>, Vec<String>) {
-    let live = env.mesh_doctor(&["analyze", "-n", ns, "-o", "json"]);
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("policy.yaml");
-    let text: Vec<String> = manifests
-        .iter()
-        .map(|m| m.trim_end().trim_end_matches("---").to_string())
-        .collect();
-    std::fs::write(&file, text.join("\n---\n")).unwrap();
-    let files = env.mesh_doctor(&["analyze", "-f", file.to_str().unwrap(), "-o", "json"]);
-    (codes(&live), codes(&files))
-}
-
-fn line_of(env: &TestEnv, ns: &str, code: &str) -> String {
-    let text = env.mesh_doctor(&["analyze", "-n", ns]);
-    text.stdout
-        .lines()
-        .find(|l| l.contains(&format!("[{code}]")))
-        .unwrap_or_else(|| panic!("no {code}:\n{}\n{}", text.stdout, text.stderr))
-        .to_string()
 }
 
 /// STRICT namespace; the server's own policy sets `portLevelMtls` "80": PERMISSIVE for the

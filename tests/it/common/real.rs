@@ -306,3 +306,49 @@ pub fn http_get(env: &super::TestEnv, ns: &str, host: &str, path: &str) -> super
         None,
     )
 }
+
+/// The codes of an `-o json` run's findings, in order.
+pub fn codes(run: &Run) -> Vec<String> {
+    let items: Vec<serde_json::Value> = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr));
+    items
+        .iter()
+        .filter_map(|i| i["code"].as_str().map(String::from))
+        .collect()
+}
+
+/// Waits for a Deployment's rollout.
+pub fn rollout(env: &TestEnv, ns: &str, deployment: &str) {
+    env.kubectl(&[
+        "-n",
+        ns,
+        "rollout",
+        "status",
+        &format!("deploy/{deployment}"),
+        "--timeout=180s",
+    ]);
+}
+
+/// `analyze -n NS -o json` (live) and `analyze -f` over `manifests` (files): the codes of both.
+pub fn live_and_files(env: &TestEnv, ns: &str, manifests: &[String]) -> (Vec<String>, Vec<String>) {
+    let live = env.mesh_doctor(&["analyze", "-n", ns, "-o", "json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("manifests.yaml");
+    let text: Vec<String> = manifests
+        .iter()
+        .map(|m| m.trim_end().trim_end_matches("---").to_string())
+        .collect();
+    std::fs::write(&file, text.join("\n---\n")).unwrap();
+    let files = env.mesh_doctor(&["analyze", "-f", file.to_str().unwrap(), "-o", "json"]);
+    (codes(&live), codes(&files))
+}
+
+/// The log line of `analyze -n NS` with `code`.
+pub fn line_of(env: &TestEnv, ns: &str, code: &str) -> String {
+    let text = env.mesh_doctor(&["analyze", "-n", ns]);
+    text.stdout
+        .lines()
+        .find(|l| l.contains(&format!("[{code}]")))
+        .unwrap_or_else(|| panic!("no {code}:\n{}\n{}", text.stdout, text.stderr))
+        .to_string()
+}
