@@ -438,3 +438,18 @@ pub fn multierror_text(errors: &[String]) -> String {
         points.join("\n\t")
     )
 }
+
+/// A protobuf duration (`1.5s`) as Istio's `ValidateDuration` judges it: under 1ms, or finer
+/// than milliseconds, is an error. `None` also for text that is not a protobuf duration (the
+/// reader decides about that).
+pub fn duration(text: &str) -> Option<&'static str> {
+    let seconds: f64 = text.strip_suffix('s')?.parse().ok()?;
+    let nanos = (seconds * 1e9).round() as i64;
+    if nanos < 1_000_000 {
+        return Some("duration must be greater than 1ms");
+    }
+    if nanos % 1_000_000 != 0 {
+        return Some("only durations to ms precision are supported");
+    }
+    None
+}

@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::Input;
+use super::schema_common::duration;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{
@@ -178,19 +179,6 @@ fn invalid_port(uri: &str) -> Option<String> {
             quote(&format!(":{port}"))
         )
     })
-}
-
-/// A protobuf duration (`1.5s`): Istio's `ValidateDuration`.
-fn duration(text: &str) -> Option<&'static str> {
-    let seconds: f64 = text.strip_suffix('s')?.parse().ok()?;
-    let nanos = (seconds * 1e9).round() as i64;
-    if nanos < 1_000_000 {
-        return Some("duration must be greater than 1ms");
-    }
-    if nanos % 1_000_000 != 0 {
-        return Some("only durations to ms precision are supported");
-    }
-    None
 }
 
 fn jwt_rule(rule: &JwtRule, v: &mut Validation) {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::schema_common::{
-    Validation, export_to, is_dns1123_label, is_ip, validate_fqdn, validate_ip_subnet,
+    Validation, duration, export_to, is_dns1123_label, is_ip, validate_fqdn, validate_ip_subnet,
     validate_labels, validate_port, validate_wildcard_domain,
 };
 use crate::istio::config::host;
@@ -45,6 +45,8 @@ struct HttpRoute {
     mirror_percent: Option<Value>,
     mirror_percentage: Option<Percent>,
     cors_policy: Option<CorsPolicy>,
+    retries: Option<Value>,
+    timeout: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -532,6 +534,78 @@ fn http_route(http: &HttpRoute, delegate: bool, v: &mut Validation) {
     }
     if let Some(m) = &http.mirror {
         target(m, v);
+    }
+    if let Some(retries) = &http.retries {
+        http_retry(retries, v);
+    }
+    if let Some(timeout) = http.timeout.as_ref().and_then(Value::as_str) {
+        v.check(duration(timeout).map(str::to_string));
+    }
+}
+
+/// The `x-envoy-retry-on` and `x-envoy-retry-grpc-on` policies Istio accepts in `retryOn`
+/// (besides HTTP status codes).
+const RETRY_ON_POLICIES: &[&str] = &[
+    "5xx",
+    "gateway-error",
+    "reset",
+    "reset-before-request",
+    "connect-failure",
+    "retriable-4xx",
+    "refused-stream",
+    "retriable-status-codes",
+    "retriable-headers",
+    "envoy-ratelimited",
+    "http3-post-connect-failure",
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// True for a status code Go's `http.StatusText` knows, which Istio accepts in `retryOn`.
+fn is_known_status(code: &str) -> bool {
+    let Ok(n) = code.parse::<u16>() else {
+        return false;
+    };
+    matches!(n,
+        100..=103 | 200..=208 | 226 | 300..=305 | 307 | 308 | 400..=418 | 421..=426 | 428
+        | 429 | 431 | 451 | 500..=508 | 510 | 511)
+}
+
+/// Istio's `validateHTTPRetry`.
+fn http_retry(retries: &Value, v: &mut Validation) {
+    let attempts = retries.get("attempts").and_then(Value::as_i64).unwrap_or(0);
+    if attempts < 0 {
+        v.error("attempts cannot be negative");
+    }
+    let text = |key: &str| {
+        retries
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+    };
+    let per_try = text("perTryTimeout");
+    let retry_on = text("retryOn");
+    let remote = retries
+        .get("retryRemoteLocalities")
+        .is_some_and(|r| !r.is_null());
+    if attempts == 0 && (per_try.is_some() || retry_on.is_some() || remote) {
+        v.error("http retry policy configured when attempts are set to 0 (disabled)");
+    }
+    if let Some(per_try) = per_try {
+        v.check(duration(per_try).map(str::to_string));
+    }
+    if let Some(retry_on) = retry_on {
+        for policy in retry_on.split(',') {
+            if !is_known_status(policy) && !RETRY_ON_POLICIES.contains(&policy) {
+                v.error(format!("{policy:?} is not a valid retryOn policy"));
+            }
+        }
+    }
+    if let Some(backoff) = text("backoff") {
+        v.check(duration(backoff).map(str::to_string));
     }
 }
 
