@@ -22,32 +22,9 @@ use crate::common;
 use std::time::Duration;
 
 use common::TestEnv;
-use common::real::{app_deployment, codes, line_of, live_and_files, real_env, rollout};
-
-const PAGE: &str = "mesh-doctor test app";
-
-fn request(env: &TestEnv, ns: &str, host: &str) -> String {
-    let run = common::real::http_get(env, ns, host, "/");
-    format!("{}{}", run.stdout, run.stderr)
-}
-
-/// Requests until `want` holds for the answer (the sidecars get their config a moment after the
-/// objects change); the last answer otherwise.
-fn request_until(env: &TestEnv, ns: &str, host: &str, want: impl Fn(&str) -> bool) -> String {
-    let mut last = String::new();
-    for _ in 0..40 {
-        last = request(env, ns, host);
-        if want(&last) {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
-    last
-}
-
-fn ok(answer: &str) -> bool {
-    answer.starts_with("HTTP/1.1 200 OK") && answer.contains(PAGE)
-}
+use common::real::{
+    app_deployment, codes, line_of, live_and_files, ok, real_env, request, request_until, rollout,
+};
 
 fn unavailable(answer: &str) -> bool {
     answer.starts_with("HTTP/1.1 503 Service Unavailable")

@@ -17,37 +17,12 @@
 
 use crate::common;
 
-use std::time::Duration;
-
 use common::TestEnv;
-use common::real::{app_deployment, codes, line_of, live_and_files, real_env, rollout};
+use common::real::{
+    PAGE, app_deployment, codes, line_of, live_and_files, ok, real_env, request, request_until,
+    rollout,
+};
 use serde_json::Value;
-
-const PAGE: &str = "mesh-doctor test app";
-
-/// A raw HTTP/1.1 request from the app container of `deploy/client` in `ns` (busybox `nc`: the
-/// status line, headers and body whatever the status; empty when the connection is reset).
-fn request(env: &TestEnv, ns: &str, host: &str) -> String {
-    common::real::http_get(env, ns, host, "/").stdout
-}
-
-/// Requests until `want` holds for the answer (the sidecars get their config a moment after the
-/// objects change); the last answer otherwise.
-fn request_until(env: &TestEnv, ns: &str, host: &str, want: impl Fn(&str) -> bool) -> String {
-    let mut last = String::new();
-    for _ in 0..40 {
-        last = request(env, ns, host);
-        if want(&last) {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
-    last
-}
-
-fn ok(answer: &str) -> bool {
-    answer.starts_with("HTTP/1.1 200 OK") && answer.contains(PAGE)
-}
 
 fn forbidden(answer: &str) -> bool {
     answer.starts_with("HTTP/1.1 403 Forbidden") && answer.contains("RBAC: access denied")

@@ -352,3 +352,32 @@ pub fn line_of(env: &TestEnv, ns: &str, code: &str) -> String {
         .unwrap_or_else(|| panic!("no {code}:\n{}\n{}", text.stdout, text.stderr))
         .to_string()
 }
+
+/// The body of the test app's page.
+pub const PAGE: &str = "mesh-doctor test app";
+
+/// A GET of `host` from `deploy/client` in `ns` ([`http_get`]): what it printed, stdout then
+/// stderr (empty output: the connection was reset).
+pub fn request(env: &TestEnv, ns: &str, host: &str) -> String {
+    let run = http_get(env, ns, host, "/");
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+/// Requests until `want` holds for the answer (the sidecars get their config a moment after the
+/// objects change); the last answer otherwise.
+pub fn request_until(env: &TestEnv, ns: &str, host: &str, want: impl Fn(&str) -> bool) -> String {
+    let mut last = String::new();
+    for _ in 0..40 {
+        last = request(env, ns, host);
+        if want(&last) {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    last
+}
+
+/// The test app's page, 200 OK.
+pub fn ok(answer: &str) -> bool {
+    answer.starts_with("HTTP/1.1 200 OK") && answer.contains(PAGE)
+}
