@@ -271,7 +271,6 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: principals::CODES,
         needs: &[
             Kind::Pods,
-            Kind::PodsBeyondScope,
             Kind::Namespaces,
             Kind::NamespacesBeyondScope,
             Kind::AuthorizationPolicies,

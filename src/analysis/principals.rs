@@ -9,8 +9,9 @@
 //!   of its `trustDomainAliases` (Istio matches a principal of the mesh's domain or an alias
 //!   under all of them, and any other only as written, which no workload of this mesh is);
 //! - the namespace must exist, when every namespace was read;
-//! - when the namespace's pods and workloads were read and there is at least one, one of them
-//!   must run as the service account (`serviceAccountName`, else `default`). A namespace with
+//! - when the namespace's pods and workloads were read (it is in the scope) and there is at
+//!   least one, one of them must run as the service account (`serviceAccountName`, else
+//!   `default`). A namespace with
 //!   none of them read is not judged: its callers may simply not be in the input.
 //!
 //! On files only the trust domain is judged, and only with a mesh config (`--mesh-config`): the
@@ -48,7 +49,7 @@ fn account_of(spec: Option<&PodSpec>) -> &str {
 /// The service accounts pods and workloads run as, by namespace.
 fn service_accounts(snapshot: &Snapshot) -> BTreeMap<&str, BTreeSet<&str>> {
     let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for pod in snapshot.pods.iter().chain(&snapshot.pods_beyond_scope) {
+    for pod in &snapshot.pods {
         let namespace = pod.object.namespace().unwrap_or("default");
         out.entry(namespace)
             .or_default()
@@ -82,6 +83,15 @@ fn missing_account(
     let builtin = ["default", "kube-system", "kube-public", "kube-node-lease"].contains(&namespace);
     if namespaces_complete && !exists && !builtin {
         return Some(format!("namespace {namespace} does not exist"));
+    }
+    // Workloads (their templates: a Deployment scaled to zero still runs as its account) are
+    // read in the scope only; in a namespace beyond it only pods would be seen.
+    let in_scope = snapshot
+        .namespaces
+        .iter()
+        .any(|n| n.object.name() == namespace);
+    if !in_scope {
+        return None;
     }
     let running = accounts.get(namespace)?;
     if running.contains(account) {
