@@ -20,6 +20,27 @@ pub enum Protocol {
     Unsupported,
 }
 
+impl Protocol {
+    /// Istio's name of the protocol (`protocol.Instance`), as istioctl prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Tcp => "TCP",
+            Protocol::Udp => "UDP",
+            Protocol::Grpc => "GRPC",
+            Protocol::GrpcWeb => "GRPC-Web",
+            Protocol::Http => "HTTP",
+            Protocol::HttpProxy => "HTTP_PROXY",
+            Protocol::Http2 => "HTTP2",
+            Protocol::Https => "HTTPS",
+            Protocol::Tls => "TLS",
+            Protocol::Mongo => "Mongo",
+            Protocol::Redis => "Redis",
+            Protocol::Mysql => "MySQL",
+            Protocol::Unsupported => "UnsupportedProtocol",
+        }
+    }
+}
+
 fn parse(name: &str) -> Protocol {
     match name.to_ascii_lowercase().as_str() {
         "tcp" => Protocol::Tcp,

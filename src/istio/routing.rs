@@ -19,7 +19,8 @@ use regex::Regex;
 
 use super::config::host::{matches, to_fqdn};
 use super::config::{
-    Config, HttpMatch, HttpRoute, L4Match, Labels, StringMatch, TcpRoute, Typed, VirtualService,
+    Config, HttpMatch, HttpRoute, L4Match, Labels, Sidecar, StringMatch, TcpRoute, Typed,
+    VirtualService,
 };
 
 /// The gateway name that stands for every sidecar.
@@ -120,6 +121,42 @@ pub fn route_to_service(config: &Config<'_>, ns: &str, name: &str) -> Option<Str
         }
     }
     None
+}
+
+/// The Sidecar resource that applies to a sidecar workload in `namespace` with `labels`: its own
+/// (a `workloadSelector` matching its labels), else its namespace's (no selector), else the root
+/// namespace's; the first of each kind in the config's order.
+pub fn sidecar_resource<'c, 'a>(
+    config: &'c Config<'a>,
+    root_namespace: &str,
+    namespace: &str,
+    labels: &Labels,
+) -> Option<&'c Typed<'a, Sidecar>> {
+    let selects = |s: &Typed<'_, Sidecar>| {
+        s.spec.workload_selector.as_ref().is_some_and(|w| {
+            !w.labels.is_empty() && w.labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+        })
+    };
+    let wide = |s: &Typed<'_, Sidecar>| {
+        s.spec
+            .workload_selector
+            .as_ref()
+            .is_none_or(|w| w.labels.is_empty())
+    };
+    let sidecars = &config.sidecars;
+    sidecars
+        .iter()
+        .find(|s| s.namespace() == namespace && selects(s))
+        .or_else(|| {
+            sidecars
+                .iter()
+                .find(|s| s.namespace() == namespace && wide(s))
+        })
+        .or_else(|| {
+            sidecars
+                .iter()
+                .find(|s| s.namespace() == root_namespace && wide(s))
+        })
 }
 
 /// True when a VirtualService in `vs_ns` with `export_to` is visible to clients in `client_ns`.

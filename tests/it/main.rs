@@ -41,6 +41,7 @@ mod e2e_real_merge;
 mod e2e_real_mesh;
 mod e2e_real_mtls;
 mod e2e_real_path;
+mod e2e_real_pod_traffic;
 mod e2e_real_policy;
 mod e2e_real_waypoint;
 mod e2e_security;

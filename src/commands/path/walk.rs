@@ -308,35 +308,10 @@ fn failure_text(hop: &Hop, share: i32) -> String {
     }
 }
 
-/// The Sidecar resource of the client: its own (selector), else its namespace's, else the
-/// root namespace's.
+/// The Sidecar resource of the client ([`routing::sidecar_resource`]).
 fn client_sidecar<'c, 'a>(scene: &Scene<'c, 'a>) -> Option<&'c Typed<'a, Sidecar>> {
     let c = &scene.question.client;
-    let selects = |s: &Typed<'_, Sidecar>| {
-        s.spec.workload_selector.as_ref().is_some_and(|w| {
-            !w.labels.is_empty() && w.labels.iter().all(|(k, v)| c.labels.get(k) == Some(v))
-        })
-    };
-    let wide = |s: &Typed<'_, Sidecar>| {
-        s.spec
-            .workload_selector
-            .as_ref()
-            .is_none_or(|w| w.labels.is_empty())
-    };
-    let sidecars = &scene.config.sidecars;
-    sidecars
-        .iter()
-        .find(|s| s.namespace() == c.namespace && selects(s))
-        .or_else(|| {
-            sidecars
-                .iter()
-                .find(|s| s.namespace() == c.namespace && wide(s))
-        })
-        .or_else(|| {
-            sidecars
-                .iter()
-                .find(|s| s.namespace() == scene.root && wide(s))
-        })
+    crate::istio::routing::sidecar_resource(scene.config, scene.root, c.namespace, c.labels)
 }
 
 /// Whether a Sidecar's egress lets the host through on `port`: `None` when it has no egress

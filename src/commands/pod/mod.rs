@@ -5,6 +5,7 @@
 //! 15021, istio-proxy logs), then hands everything to the pure [`crate::diagnosis`] and renders.
 
 pub mod render;
+pub mod traffic;
 
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use crate::diagnosis::{self};
 use crate::error::{Error, Result};
 use crate::exit;
 use crate::findings::messages::Level;
+use crate::kube::kind::Kind;
 use crate::output::format::DocumentFormat;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
@@ -41,6 +43,64 @@ pub struct Request {
 pub struct PodReport {
     pub diagnosis: diagnosis::Diagnosis,
     pub probe: Option<ProbeResult>,
+    /// The traffic configuration that applies to the pod; `Err` says why it was not read.
+    pub traffic: std::result::Result<traffic::Traffic, String>,
+}
+
+impl PodReport {
+    /// True when a finding of the diagnosis or of the traffic view reaches `threshold`.
+    pub fn fails(&self, threshold: Level) -> bool {
+        self.diagnosis.fails(threshold)
+            || self
+                .traffic
+                .as_ref()
+                .is_ok_and(|t| t.findings.iter().any(|f| f.level().reaches(threshold)))
+    }
+}
+
+/// The kinds the traffic view reads: when one could not be listed, the view is incomplete.
+const TRAFFIC_KINDS: &[Kind] = &[
+    Kind::Services,
+    Kind::Pods,
+    Kind::Namespaces,
+    Kind::VirtualServices,
+    Kind::DestinationRules,
+    Kind::Gateways,
+    Kind::Sidecars,
+    Kind::PeerAuthentications,
+    Kind::AuthorizationPolicies,
+    Kind::HttpRoutes,
+    Kind::GrpcRoutes,
+    Kind::TcpRoutes,
+    Kind::TlsRoutes,
+    Kind::Deployments,
+    Kind::StatefulSets,
+    Kind::DaemonSets,
+    Kind::CronJobs,
+    Kind::PodsBeyondScope,
+    Kind::ServicesBeyondScope,
+    Kind::NamespacesBeyondScope,
+];
+
+/// Reads the pod's namespace and Istio's config (every namespace), and builds the traffic view.
+async fn traffic_view(
+    cluster: &Cluster,
+    namespace: &str,
+    pod: &k8s_openapi::api::core::v1::Pod,
+    not_read: &mut Vec<diagnosis::NotRead>,
+) -> std::result::Result<traffic::Traffic, String> {
+    let snapshot = crate::source::live::snapshot(cluster, Some(namespace), false)
+        .await
+        .map_err(|e| e.to_string())?;
+    for (kind, reason) in &snapshot.unavailable {
+        if TRAFFIC_KINDS.contains(kind) {
+            not_read.push(diagnosis::NotRead {
+                what: format!("{kind} (for the traffic to the pod)"),
+                reason: reason.clone(),
+            });
+        }
+    }
+    Ok(traffic::traffic(&snapshot, pod))
 }
 
 /// Gathers, probes and diagnoses one pod.
@@ -51,18 +111,46 @@ pub async fn examine(
     options: Option<&ProbeOptions>,
 ) -> Result<PodReport> {
     let pod = pod::get_pod(cluster, namespace, name).await?;
-    let (context, probe) = tokio::join!(pod::context(cluster, namespace), async {
-        match options {
-            Some(options) => Some(probe::probe_pod(cluster, &pod, options).await),
-            None => None,
-        }
-    });
+    let mut traffic_not_read = Vec::new();
+    let (context, probe, traffic) = tokio::join!(
+        pod::context(cluster, namespace),
+        async {
+            match options {
+                Some(options) => Some(probe::probe_pod(cluster, &pod, options).await),
+                None => None,
+            }
+        },
+        traffic_view(cluster, namespace, &pod, &mut traffic_not_read)
+    );
     let mut context = context;
     if diagnosis::is_ambient_pod(&pod, &context) {
         context.ambient = pod::ambient_context(cluster, namespace).await;
     }
-    let diagnosis = diagnosis::diagnose(&pod, &context, probe.as_ref());
-    Ok(PodReport { diagnosis, probe })
+    let mut diagnosis = diagnosis::diagnose(&pod, &context, probe.as_ref());
+    diagnosis.not_read.extend(traffic_not_read);
+    if let Err(reason) = &traffic {
+        diagnosis.not_read.push(diagnosis::NotRead {
+            what: "the traffic configuration of the pod".into(),
+            reason: reason.clone(),
+        });
+    }
+    if let Ok(t) = &traffic
+        && !t.findings.is_empty()
+    {
+        let host = t.services.first().map(|s| {
+            let name = s.service.rsplit('/').next().unwrap_or_default();
+            format!("{name}.{namespace}")
+        });
+        diagnosis.next_steps.push(diagnosis::NextStep {
+            text: "Change what the findings under Traffic name: requests to the pod depend on it. To walk one request from a client to the pod, hop by hop:".into(),
+            command: host.map(|h| format!("kubectl mesh-doctor path CLIENT_POD {h} -n CLIENT_NAMESPACE")),
+        });
+    }
+    Ok(PodReport {
+        diagnosis,
+        probe,
+        traffic,
+    })
 }
 
 pub async fn run(global: &Global, request: Request) -> Result<u8> {
@@ -82,18 +170,17 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     )
     .await?;
     let text = match request.output {
-        DocumentFormat::Json => render::json_text(&report.diagnosis, report.probe.as_ref()),
-        DocumentFormat::Yaml => crate::formats::yaml_write::to_string(&render::json(
-            &report.diagnosis,
-            report.probe.as_ref(),
-        )),
+        DocumentFormat::Json => render::report_json_text(&report),
+        DocumentFormat::Yaml => {
+            crate::formats::yaml_write::to_string(&render::report_json(&report))
+        }
         DocumentFormat::Text => {
             let styles = Styles::new(global.color.enabled(Stream::Stdout));
-            render::text(&report.diagnosis, report.probe.as_ref(), &styles)
+            render::report_text(&report, &styles)
         }
     };
     write::stdout(&text).map_err(Error::Output)?;
-    if report.diagnosis.fails(request.failure_threshold) {
+    if report.fails(request.failure_threshold) {
         return Ok(exit::FINDINGS);
     }
     if report.diagnosis.incomplete() && !request.allow_incomplete {

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use super::PodReport;
+use super::traffic::Traffic;
 use crate::diagnosis::{CheckStatus, ContainerSummary, Diagnosis, VerdictKind};
 use crate::envoy::admin::xds_source;
 use crate::findings::messages::Level;
@@ -21,6 +23,60 @@ struct PodJson<'a> {
     level: Option<&'static str>,
     findings: Vec<FindingJson<'a>>,
     probe: Value,
+}
+
+/// `pod -o json` with the traffic view: the document of [`json`] and `traffic` (its findings as
+/// `analyze` writes them), or `trafficNotRead` with the reason.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportJson<'a> {
+    #[serde(flatten)]
+    pod: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic: Option<TrafficJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic_not_read: Option<&'a str>,
+}
+
+#[derive(serde::Serialize)]
+struct TrafficJson<'a> {
+    #[serde(flatten)]
+    traffic: &'a Traffic,
+    findings: Vec<FindingJson<'a>>,
+}
+
+/// The JSON document of `pod -o json`, traffic view included.
+pub fn report_json(report: &PodReport) -> Value {
+    let doc = ReportJson {
+        pod: json(&report.diagnosis, report.probe.as_ref()),
+        traffic: report.traffic.as_ref().ok().map(|t| TrafficJson {
+            traffic: t,
+            findings: t
+                .findings
+                .iter()
+                .map(|f| FindingJson::of(f, false))
+                .collect(),
+        }),
+        traffic_not_read: report.traffic.as_ref().err().map(String::as_str),
+    };
+    serde_json::to_value(doc).unwrap_or(Value::Null)
+}
+
+/// [`report_json`] as text: pretty JSON ending with a newline.
+pub fn report_json_text(report: &PodReport) -> String {
+    let mut text = crate::output::json::pretty_json(&report_json(report));
+    text.push('\n');
+    text
+}
+
+/// The text of `pod NAME`, traffic view included.
+pub fn report_text(report: &PodReport, styles: &Styles) -> String {
+    render_text(
+        &report.diagnosis,
+        report.probe.as_ref(),
+        Some(&report.traffic),
+        styles,
+    )
 }
 
 /// `probe` in `pod -o json` when the probe's result cannot be written as JSON.
@@ -232,6 +288,15 @@ fn sidecar_section(out: &mut Out<'_>, diagnosis: &Diagnosis, probe: Option<&Prob
 
 /// The report for people. Colors come from `styles` (plain when colors are off).
 pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles) -> String {
+    render_text(diagnosis, probe, None, styles)
+}
+
+fn render_text(
+    diagnosis: &Diagnosis,
+    probe: Option<&ProbeResult>,
+    traffic: Option<&Result<Traffic, String>>,
+    styles: &Styles,
+) -> String {
     let mut out = Out {
         text: String::new(),
         styles,
@@ -288,6 +353,22 @@ pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles)
             &format!("  see {}", f.message_type.documentation_url()),
         ));
     }
+    if let Some(Ok(t)) = traffic
+        && let Some(level) = t.findings.iter().map(|f| f.level()).min()
+    {
+        let glyph = match level {
+            Level::Error => "\u{2716}",
+            Level::Warning => "!",
+            Level::Info => "\u{2139}",
+        };
+        out.line(&styles.paint(
+            styles.level(level),
+            &format!(
+                "{glyph} traffic to the pod: {} finding(s) about the configuration that routes to it (see Traffic)",
+                t.findings.len()
+            ),
+        ));
+    }
 
     out.heading("Evidence");
     if diagnosis.evidence.is_empty() {
@@ -316,6 +397,18 @@ pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles)
         out.line(&styles.paint(styles.dim, &format!("  {}", c.detail)));
     }
 
+    match traffic {
+        Some(Ok(t)) => traffic_section(&mut out, t),
+        Some(Err(reason)) => {
+            out.heading("Traffic");
+            out.line(&format!(
+                "{} not read: {reason}",
+                styles.paint(styles.warning, "?")
+            ));
+        }
+        None => {}
+    }
+
     if !diagnosis.not_read.is_empty() {
         out.heading("Not read");
         for n in &diagnosis.not_read {
@@ -339,6 +432,167 @@ pub fn text(diagnosis: &Diagnosis, probe: Option<&ProbeResult>, styles: &Styles)
         }
     }
     out.text
+}
+
+/// The traffic configuration that applies to the pod ([`Traffic`]).
+fn traffic_section(out: &mut Out<'_>, t: &Traffic) {
+    let styles = out.styles;
+    out.heading("Traffic");
+    if t.services.is_empty() {
+        out.field(
+            "Services",
+            "none select the pod: nothing in the mesh routes to it by name",
+        );
+    }
+    for svc in &t.services {
+        out.field(&svc.service, &format!("host {}", svc.host));
+        for p in &svc.ports {
+            let name = if p.name.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", p.name)
+            };
+            let pod_port = p.pod_port.map_or(
+                "a named targetPort no container declares".to_string(),
+                |n| format!("pod port {n}"),
+            );
+            let accepts = if t.sidecar {
+                format!(
+                    "accepts {} ({})",
+                    p.accepts,
+                    p.accepts_by
+                        .as_deref()
+                        .unwrap_or("no PeerAuthentication: Istio's default")
+                )
+            } else {
+                "no sidecar: accepts plaintext only".to_string()
+            };
+            out.field(
+                &format!("  port {name}{}/{}", p.port, p.protocol),
+                &format!("-> {pod_port}, {accepts}"),
+            );
+            out.field("", &format!("clients send {}", p.clients_send));
+        }
+        match &svc.destination_rule {
+            Some(dr) => {
+                let mut parts = Vec::new();
+                if !dr.subsets_with_pod.is_empty() {
+                    parts.push(format!(
+                        "the pod is in subset(s) {}",
+                        dr.subsets_with_pod.join(", ")
+                    ));
+                }
+                if !dr.subsets_without_pod.is_empty() {
+                    parts.push(format!("not in {}", dr.subsets_without_pod.join(", ")));
+                }
+                parts.push(match &dr.tls {
+                    Some(mode) => format!("TLS {mode}"),
+                    None => "no TLS mode (auto mTLS)".to_string(),
+                });
+                parts.extend(dr.port_tls.iter().cloned());
+                out.field(
+                    "  DestinationRule",
+                    &format!(
+                        "{} for {}: {}",
+                        dr.rule.trim_start_matches("DestinationRule "),
+                        dr.host,
+                        parts.join("; ")
+                    ),
+                );
+            }
+            None => out.field("  DestinationRule", "none (auto mTLS, no subsets)"),
+        }
+        if svc.virtual_services.is_empty() {
+            out.field(
+                "  VirtualService",
+                "none (every request to the host goes to its endpoints)",
+            );
+        }
+        for vs in &svc.virtual_services {
+            out.field(
+                "  VirtualService",
+                &format!(
+                    "{} (gateways: {})",
+                    vs.virtual_service.trim_start_matches("VirtualService "),
+                    vs.gateways.join(", ")
+                ),
+            );
+            for r in &vs.routes {
+                out.field(
+                    &format!("    {}", r.route),
+                    &format!("{}: {}", r.matches, r.destinations.join(", ")),
+                );
+            }
+        }
+    }
+    let pa = &t.peer_authentication;
+    if t.sidecar {
+        let mut text = format!("workload {}", pa.workload_mode);
+        for m in &pa.port_modes {
+            text.push_str(&format!("; port {m}"));
+        }
+        text.push_str(&if pa.applied.is_empty() {
+            "; no PeerAuthentication applies (Istio's default)".to_string()
+        } else {
+            format!("; applied: {}", pa.applied.join(", "))
+        });
+        out.field("PeerAuthentication", &text);
+    } else {
+        out.field(
+            "PeerAuthentication",
+            "not enforced: the pod has no sidecar to terminate mTLS",
+        );
+    }
+    out.field(
+        "Authorization",
+        &if t.authorization_policies.is_empty() {
+            "no AuthorizationPolicy selects the pod: every caller is allowed".to_string()
+        } else if t.sidecar {
+            t.authorization_policies.join(", ")
+        } else {
+            format!(
+                "{} select the pod, and no sidecar enforces them",
+                t.authorization_policies.join(", ")
+            )
+        },
+    );
+    out.field(
+        "Sidecar resource",
+        t.sidecar_resource
+            .as_deref()
+            .unwrap_or("none: the pod's proxy sees every host of the mesh"),
+    );
+    out.field(
+        "Gateways",
+        &if t.gateways.is_empty() {
+            "none route to the pod".to_string()
+        } else {
+            t.gateways.join("; ")
+        },
+    );
+    if t.findings.is_empty() {
+        out.field(
+            "Findings",
+            &format!(
+                "none about these objects ({})",
+                super::traffic::ANALYZERS.join(", ")
+            ),
+        );
+    }
+    for f in &t.findings {
+        out.line(&format!(
+            "{} {}",
+            styles.paint(
+                styles.level(f.level()),
+                &format!("{} [{}]", f.level(), f.code())
+            ),
+            f.message
+        ));
+        out.line(&styles.paint(
+            styles.dim,
+            &format!("  see {}", f.message_type.documentation_url()),
+        ));
+    }
 }
 
 #[cfg(test)]
