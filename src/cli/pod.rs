@@ -40,6 +40,11 @@ What it checks:
   also             configuration rejected by the proxy (MD0104), certificate expired or
                    expiring (MD0105), application not ready while the proxy is LIVE (MD0106),
                    proxy unreachable (MD0107)
+  traffic          the configuration that decides how requests reach the pod, as istioctl x
+                   describe pod shows it: Services and ports (pod port, protocol, the mTLS it
+                   accepts, what clients send), DestinationRule and subsets, VirtualService
+                   routes and weights, PeerAuthentications, AuthorizationPolicies, Sidecar
+                   resource, gateways; and the coherence findings about them (MD04xx)
 
 The proxy is reached with a port-forward through the API server (needs `create` on
 pods/portforward), or with --direct on the pod IP when mesh-doctor runs inside the cluster.
@@ -54,7 +59,7 @@ Examples:
 
 /// The values of `pod -o`.
 const OUTPUT: DocumentHelp = DocumentHelp {
-    text: "Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Next steps",
+    text: "Sections for people: Pod, Sidecar, Verdict, Evidence, Checked causes, Traffic, Next steps",
     json: "One JSON document with the verdict, findings, evidence, checks and raw probe results",
     yaml: "The same document as YAML",
 };

@@ -1,5 +1,5 @@
 //! Renders one pod's [`Diagnosis`]: sections for people (Pod, Sidecar, Verdict, Evidence,
-//! Checked causes, Next steps), or one JSON document. Nothing is decided here.
+//! Checked causes, Traffic, Next steps), or one JSON document. Nothing is decided here.
 
 use serde_json::Value;
 
