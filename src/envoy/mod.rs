@@ -4,5 +4,6 @@
 pub mod admin;
 pub mod bootstrap;
 pub mod facts;
+pub mod inbound;
 pub mod logs;
 pub mod upstream_tls;

@@ -50,6 +50,33 @@ fn is_tls(socket: &Value) -> bool {
             .is_some_and(|t| t.ends_with("UpstreamTlsContext"))
 }
 
+/// The TLS of a cluster with `transport_socket_matches`. The `hbone` entry (matching
+/// `tunnel: http`, present when istiod runs with ambient enabled) carries traffic to ambient
+/// endpoints and is left out. Auto mTLS is a TLS entry for `tlsMode: istio` endpoints beside a
+/// plaintext catch-all; otherwise the catch-all entry (no or an empty `match`) decides: a
+/// DestinationRule's TLS mode there is TLS to every endpoint, `DISABLE` plaintext.
+fn of_matches(matches: &[Value]) -> UpstreamTls {
+    let entries: Vec<&Value> = matches
+        .iter()
+        .filter(|m| m.pointer("/match/tunnel").is_none())
+        .collect();
+    let socket_is_tls = |m: &Value| m.get("transport_socket").is_some_and(is_tls);
+    let for_istio = entries.iter().any(|m| {
+        m.pointer("/match/tlsMode").and_then(Value::as_str) == Some("istio") && socket_is_tls(m)
+    });
+    let catch_all = entries.iter().find(|m| {
+        m.get("match")
+            .is_none_or(|v| v.as_object().is_none_or(serde_json::Map::is_empty))
+    });
+    match catch_all {
+        Some(m) if socket_is_tls(m) => UpstreamTls::Tls,
+        Some(_) if for_istio => UpstreamTls::AutoMtls,
+        Some(_) => UpstreamTls::Plaintext,
+        None if for_istio => UpstreamTls::AutoMtls,
+        None => UpstreamTls::Plaintext,
+    }
+}
+
 /// Cluster name -> the TLS it sends, for every cluster of the dump.
 pub fn parse_cluster_tls(body: &str) -> Result<BTreeMap<String, UpstreamTls>, ParseError> {
     let v: Value = serde_json::from_str(body).map_err(|e| ParseError {
@@ -71,19 +98,13 @@ pub fn parse_cluster_tls(body: &str) -> Result<BTreeMap<String, UpstreamTls>, Pa
         let Some(name) = cluster.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let matches = cluster
+        let tls = match cluster
             .get("transport_socket_matches")
             .and_then(Value::as_array)
-            .is_some_and(|m| {
-                m.iter()
-                    .any(|t| t.pointer("/match/tlsMode").and_then(Value::as_str) == Some("istio"))
-            });
-        let tls = if matches {
-            UpstreamTls::AutoMtls
-        } else if cluster.get("transport_socket").is_some_and(is_tls) {
-            UpstreamTls::Tls
-        } else {
-            UpstreamTls::Plaintext
+        {
+            Some(matches) => of_matches(matches),
+            None if cluster.get("transport_socket").is_some_and(is_tls) => UpstreamTls::Tls,
+            None => UpstreamTls::Plaintext,
         };
         out.insert(name.to_string(), tls);
     }
@@ -117,5 +138,28 @@ mod tests {
             UpstreamTls::Plaintext
         );
         assert!(parse_cluster_tls("{}").is_err());
+    }
+
+    /// The clusters of the real node's sidecars with istiod's ambient support on: an `hbone`
+    /// entry first, then the TLS entries.
+    #[test]
+    fn the_shapes_with_ambient_enabled() {
+        for (file, want) in [
+            ("sidecar_cluster_auto.json", UpstreamTls::AutoMtls),
+            ("sidecar_cluster_istio_mutual.json", UpstreamTls::Tls),
+            ("sidecar_cluster_disable.json", UpstreamTls::Plaintext),
+        ] {
+            let body = std::fs::read_to_string(format!(
+                "{}/tests/fixtures/envoy/{file}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap();
+            let got = parse_cluster_tls(&body).unwrap();
+            assert_eq!(
+                got.get("outbound|80|v1|server.demo.svc.cluster.local"),
+                Some(&want),
+                "{file}"
+            );
+        }
     }
 }

@@ -91,6 +91,28 @@ impl<T: Transport> AdminClient<T> {
         )?)
     }
 
+    /// What the sidecar's `virtualInbound` listener accepts per workload port.
+    pub async fn inbound(
+        &self,
+    ) -> Result<std::collections::BTreeMap<u32, crate::envoy::inbound::InboundAccepts>, FetchError>
+    {
+        let path = "/config_dump?resource=dynamic_listeners&name_regex=%5EvirtualInbound%24";
+        Ok(crate::envoy::inbound::parse_inbound(
+            &self.get_ok(path).await?,
+        )?)
+    }
+
+    /// The RBAC filter's allowed/denied counters of the inbound side.
+    pub async fn rbac_counters(&self) -> Result<crate::envoy::inbound::RbacCounters, FetchError> {
+        let path = format!(
+            "/stats?format=json&filter={}",
+            url_encode(r"\.rbac\.(allowed|denied)$")
+        );
+        Ok(crate::envoy::inbound::parse_rbac(
+            &self.get_ok(&path).await?,
+        )?)
+    }
+
     pub async fn certs(&self) -> Result<Vec<CertInfo>, FetchError> {
         Ok(parse_certs(&self.get_ok("/certs").await?)?)
     }

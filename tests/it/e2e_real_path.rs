@@ -246,6 +246,36 @@ fn real_requests_fail_where_path_says() {
         "{summary}"
     );
     assert!(summary.contains("RBAC: access denied"), "{summary}");
+    // The server's Envoy, read live: it accepts what the configuration says (no
+    // PeerAuthentication: PERMISSIVE), and its RBAC filter has counted the denials, quoted on
+    // the failing hop as evidence that the 403s are happening now.
+    let live = env.mesh_doctor(&["path", "deploy/client", "server", "-n", &ns, "-o", "json"]);
+    let doc = json(&live);
+    let hops = doc["ports"][0]["branches"][0]["hops"].as_array().unwrap();
+    let hop_named = |name: &str| {
+        hops.iter()
+            .find(|h| h["hop"] == name)
+            .unwrap_or_else(|| panic!("no {name} hop: {}", live.stdout))
+    };
+    let server = hop_named("server-proxy");
+    assert_eq!(server["status"], "pass", "{}", live.stdout);
+    assert!(
+        server["summary"]
+            .as_str()
+            .unwrap()
+            .contains("accepts PERMISSIVE on port 8080, as configured"),
+        "{}",
+        live.stdout
+    );
+    let denied = hop_named("destination")["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .find(|e| e.contains("RBAC filter on port 8080"))
+        .unwrap_or_else(|| panic!("no RBAC counters on the destination hop: {}", live.stdout))
+        .to_string();
+    assert!(!denied.contains("denied 0 "), "{denied}");
     scene.clean();
 
     // STRICT on the server, plaintext from the client's rule: 503, reset.

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use k8s_openapi::api::core::v1::{PodSpec, Service};
 
-use super::model::{Hop, Known, Scene, Status, known, not_reached};
+use super::model::{Hop, Known, Scene, ServerExpected, Status, known, not_reached};
 use super::network;
 use crate::envoy::upstream_tls::UpstreamTls;
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
@@ -171,7 +171,13 @@ fn tls_of(policy: Option<&TrafficPolicy>, port: u32) -> Option<(&ClientTls, bool
 
 /// What the client's Envoy should hold for a destination: its cluster's name and the TLS the
 /// configuration makes it send (for the live comparison, [`super::proxy`]).
-pub type Expected = Option<(String, UpstreamTls)>;
+/// What the proxies should hold for a destination: the client's Envoy (its cluster and TLS), and
+/// one server's (live, a pod with a sidecar: the mTLS its inbound listener accepts).
+#[derive(Clone, Debug, Default)]
+pub struct Expected {
+    pub client: Option<(String, UpstreamTls)>,
+    pub server: Option<ServerExpected>,
+}
 
 /// The hops from the cluster on, for one destination `host:port` (with `subset`), and what the
 /// client's Envoy should hold for it.
@@ -212,7 +218,7 @@ pub fn destination(
                 ),
             );
             later(&mut hops, 1);
-            return (hops, None);
+            return (hops, Expected::default());
         }
         Known::Unknown => {
             hops.push(
@@ -221,7 +227,7 @@ pub fn destination(
                     .fix(format!("correct the destination host {host} in the VirtualService, or add the Service")),
             );
             later(&mut hops, 1);
-            return (hops, None);
+            return (hops, Expected::default());
         }
     };
     let declared = svc
@@ -237,7 +243,7 @@ pub fn destination(
                 .fix("send to one of the Service's ports (destination.port in the VirtualService)"),
         );
         later(&mut hops, 1);
-        return (hops, None);
+        return (hops, Expected::default());
     }
     // The rule as Istio merges the rules of one namespace and host.
     let merged = if sidecar {
@@ -265,7 +271,7 @@ pub fn destination(
                         .fix(format!("add subset {subset} to the DestinationRule for {host}, or route to a subset it has")),
                 );
                 later(&mut hops, 1);
-                return (hops, None);
+                return (hops, Expected::default());
             }
         }
     };
@@ -325,7 +331,8 @@ pub fn destination(
     } else {
         None
     };
-    let expected: Expected = sidecar.then(|| {
+    let mut server_expected: Option<ServerExpected> = None;
+    let expected = sidecar.then(|| {
         (
             format!("outbound|{port}|{subset}|{host}"),
             UpstreamTls::of_mode(client_tls.as_ref().map(|(m, _)| m.as_str())),
@@ -384,7 +391,13 @@ pub fn destination(
         }
         hops.push(hop);
         later(&mut hops, 2);
-        return (hops, expected);
+        return (
+            hops,
+            Expected {
+                client: expected,
+                server: server_expected,
+            },
+        );
     }
     let names: Vec<String> = serving.iter().take(5).map(|s| s.what.clone()).collect();
     let more = if serving.len() > 5 {
@@ -423,6 +436,18 @@ pub fn destination(
             break;
         };
         let server = server_mode(scene.config, scene.root, s.namespace, s.labels, wport);
+        if q.live
+            && server_expected.is_none()
+            && s.dataplane == Dataplane::Sidecar
+            && let Some(pod) = s.what.strip_prefix("Pod ").and_then(|p| p.split_once('/'))
+        {
+            server_expected = Some(ServerExpected {
+                namespace: pod.0.to_string(),
+                pod: pod.1.to_string(),
+                port: wport,
+                mode: server.mode,
+            });
+        }
         let by = server
             .policy
             .map_or("no PeerAuthentication: PERMISSIVE".to_string(), |p| {
@@ -507,7 +532,13 @@ pub fn destination(
     hops.push(transport);
     if failed {
         later(&mut hops, 3);
-        return (hops, expected);
+        return (
+            hops,
+            Expected {
+                client: expected,
+                server: server_expected,
+            },
+        );
     }
 
     // Destination: the server's sidecar and its AuthorizationPolicies.
@@ -649,7 +680,13 @@ pub fn destination(
     hops.push(dest);
     if failed {
         later(&mut hops, 4);
-        return (hops, expected);
+        return (
+            hops,
+            Expected {
+                client: expected,
+                server: server_expected,
+            },
+        );
     }
 
     // Network.
@@ -664,5 +701,11 @@ pub fn destination(
         })
         .collect();
     hops.push(network::network(scene, &servers, port));
-    (hops, expected)
+    (
+        hops,
+        Expected {
+            client: expected,
+            server: server_expected,
+        },
+    )
 }

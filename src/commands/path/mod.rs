@@ -13,8 +13,6 @@ pub mod walk;
 use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::api::{Api, ListParams};
 
 use crate::error::{Error, Result};
 use crate::exit;
@@ -26,7 +24,7 @@ use crate::output::format::DocumentFormat;
 use crate::output::style::{Stream, Styles};
 use crate::output::write;
 use crate::request::Global;
-use crate::source::cluster::{self, Cluster, ListError};
+use crate::source::cluster::{self, Cluster};
 use crate::source::files::{self, FileOptions};
 
 use model::{ClientSide, Question, Status, Target, Walk};
@@ -202,8 +200,8 @@ fn client<'s>(
     }
 }
 
-/// The live snapshot: every namespace (Istio's config crosses them), and the EndpointSlices of
-/// the target Service.
+/// The live snapshot ([`crate::source::live::path`]): what the walk from the client's namespace
+/// to the target needs, the target's namespace and EndpointSlices read once it is resolved.
 async fn live_snapshot(
     cluster: &Cluster,
     global: &Global,
@@ -211,32 +209,88 @@ async fn live_snapshot(
 ) -> Result<(Snapshot, String)> {
     let namespace = cluster::scope_namespace(global, Some(cluster));
     tracing::info!(cluster = %cluster.name, %namespace, "reading the cluster for the walk");
-    let mut snapshot = crate::source::live::snapshot(cluster, None, false).await?;
-    if let Target::Service {
-        namespace: ns,
-        name,
-    } = resolve_target(&snapshot, target, &namespace)
-    {
-        let api: Api<EndpointSlice> = Api::namespaced(cluster.client.clone(), &ns);
-        let params = ListParams::default().labels(&format!("kubernetes.io/service-name={name}"));
-        match cluster.list_selected(api, &params).await {
-            Ok(slices) => {
-                snapshot
-                    .endpoint_slices
-                    .extend(slices.into_iter().map(Located::new));
+    let mut snapshot = crate::source::live::path::snapshot(cluster, &namespace).await?;
+    let (target_ns, service) = match resolve_target(&snapshot, target, &namespace) {
+        Target::Service {
+            namespace: ns,
+            name,
+        } => (ns, Some(name)),
+        Target::Host(host) => {
+            // A host of the form name.ns[.svc...]: its namespace's pods are the servers.
+            let parts: Vec<&str> = host.split('.').collect();
+            let ns = match parts.as_slice() {
+                [_, ns, "svc", ..] => (*ns).to_string(),
+                _ => namespace.clone(),
+            };
+            (ns, None)
+        }
+    };
+    let fqdn = match &service {
+        Some(name) => format!("{name}.{target_ns}.svc.cluster.local"),
+        None => target.trim_end_matches('.').to_string(),
+    };
+    // The Services the target's VirtualServices route to are servers of the walk too.
+    let mut read: Vec<(String, Option<String>)> = vec![(target_ns.clone(), service.clone())];
+    for host in route_destinations(&snapshot, &fqdn) {
+        let parts: Vec<&str> = host.split('.').collect();
+        if let [name, ns, "svc", "cluster", "local"] = parts.as_slice() {
+            let entry = ((*ns).to_string(), Some((*name).to_string()));
+            if !read.contains(&entry) {
+                read.push(entry);
             }
-            Err(ListError::Unreachable(reason)) => return Err(cluster.unreachable(reason)),
-            Err(e) => {
-                snapshot
-                    .unavailable
-                    .insert(crate::kube::kind::Kind::EndpointSlices, format!("{e:?}"));
-            }
+        }
+    }
+    let mut pods_read: Vec<String> = Vec::new();
+    for (ns, name) in read {
+        // A namespace's pods are read once (the client's are already there).
+        let pods_ns = if pods_read.contains(&ns) {
+            namespace.clone()
+        } else {
+            pods_read.push(ns.clone());
+            ns.clone()
+        };
+        crate::source::live::path::target(cluster, &mut snapshot, &namespace, &pods_ns, None)
+            .await?;
+        if let Some(name) = name {
+            crate::source::live::path::endpoints(cluster, &mut snapshot, &ns, &name).await?;
         }
     }
     for (kind, reason) in &snapshot.unavailable {
         eprintln!("warning: cannot list {kind} in {}: {reason}", cluster.name);
     }
     Ok((snapshot, namespace))
+}
+
+/// The hosts the VirtualServices for `fqdn` route to (completed in each VirtualService's
+/// namespace), other than `fqdn` itself.
+fn route_destinations(snapshot: &Snapshot, fqdn: &str) -> Vec<String> {
+    use crate::istio::config::host::{matches, to_fqdn};
+    let config = crate::istio::config::Config::of(snapshot);
+    let mut out = Vec::new();
+    for vs in &config.virtual_services {
+        let spec = &vs.spec;
+        let for_host = spec.hosts.iter().any(|h| {
+            let full = to_fqdn(vs.namespace(), h);
+            full == fqdn || (full.starts_with('*') && matches(&full, fqdn))
+        });
+        if !for_host {
+            continue;
+        }
+        let destinations = spec
+            .http
+            .iter()
+            .flat_map(|r| &r.route)
+            .chain(spec.tcp.iter().flat_map(|r| &r.route))
+            .chain(spec.tls.iter().flat_map(|r| &r.route))
+            .filter_map(|d| d.destination.as_ref());
+        for d in destinations {
+            let host = to_fqdn(vs.namespace(), &d.host);
+            if host != fqdn && !out.contains(&host) {
+                out.push(host);
+            }
+        }
+    }
+    out
 }
 
 /// Walks the request and returns the walk (for callers that want the data).
@@ -287,17 +341,35 @@ pub async fn examine(global: &Global, request: &Request) -> Result<Walk> {
         live,
     };
     let mut walk = walk::walk(&snapshot, &question);
-    // Live, with a sidecar: what its Envoy holds for the walk's destinations.
-    if let (Some(cluster), Some(pod), true, true) = (&cluster, pod, sidecar, request.probe) {
+    // Live, with a sidecar: what its Envoy holds for the walk's destinations; and what the
+    // servers' Envoys accept.
+    if let (Some(cluster), true) = (&cluster, request.probe) {
         let wanted = proxy::wanted(&walk);
-        if let Some(pod) = snapshot
-            .all_pods()
-            .find(|p| p.object.name() == pod && p.object.namespace() == Some(namespace.as_str()))
-            && !wanted.is_empty()
-        {
-            let view = proxy::read(cluster, &pod.object, &wanted).await;
+        let client_pod = pod
+            .filter(|_| sidecar && !wanted.is_empty())
+            .and_then(|pod| {
+                snapshot.all_pods().find(|p| {
+                    p.object.name() == pod && p.object.namespace() == Some(namespace.as_str())
+                })
+            });
+        let servers = proxy::wanted_servers(&walk);
+        let (client_view, server_views) = tokio::join!(
+            async {
+                match client_pod {
+                    Some(p) => Some(proxy::read(cluster, &p.object, &wanted).await),
+                    None => None,
+                }
+            },
+            futures::future::join_all(
+                servers
+                    .iter()
+                    .map(|(ns, pod)| proxy::read_server(cluster, ns, pod))
+            )
+        );
+        if let Some(view) = client_view {
             proxy::compare(&mut walk, &view);
         }
+        proxy::compare_servers(&mut walk, &server_views);
     }
     Ok(walk)
 }

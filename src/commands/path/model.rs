@@ -94,6 +94,19 @@ pub struct Branch {
     /// What the client's Envoy should hold (its cluster and TLS), for the live comparison.
     #[serde(skip)]
     pub expected: Option<(String, crate::envoy::upstream_tls::UpstreamTls)>,
+    /// One server pod whose Envoy the live walk reads (the mTLS it accepts, its RBAC counters).
+    #[serde(skip)]
+    pub server: Option<ServerExpected>,
+}
+
+/// What one server pod's Envoy should hold for the request.
+#[derive(Clone, Debug)]
+pub struct ServerExpected {
+    pub namespace: String,
+    pub pod: String,
+    /// The workload port the request arrives on.
+    pub port: u32,
+    pub mode: crate::istio::mtls::ServerMode,
 }
 
 /// The walk of one target port.

@@ -228,7 +228,8 @@ fn walk_port(
             destination: label,
             weight,
             hops,
-            expected,
+            expected: expected.client,
+            server: expected.server,
         });
     }
     finish(walk)

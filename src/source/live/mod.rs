@@ -7,6 +7,7 @@
 pub mod admission;
 pub mod config;
 pub mod mesh;
+pub mod path;
 
 use std::sync::Arc;
 
@@ -171,38 +172,12 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     take!(webhooks, Kind::MutatingWebhookConfigurations, |items| {
         snapshot.webhooks = located(items, &name, multi)
     });
-    take!(config_maps, Kind::ConfigMaps, |items| {
-        let items: Vec<ConfigMap> = items
-            .into_iter()
-            .filter(|cm| crate::kube::snapshot::Object::name(cm).starts_with("istio"))
-            .collect();
-        for cm in &items {
-            if crate::kube::snapshot::Object::name(cm) != "istio" {
-                continue;
-            }
-            let data = cm.data.as_ref();
-            if let Some(mesh) = data.and_then(|d| d.get("mesh"))
-                && let Ok(docs) = crate::formats::yaml::parse_stream(mesh)
-            {
-                snapshot.mesh_config = docs.into_iter().next().map(|d| d.value);
-            }
-            // A meshNetworks value that is not MeshNetworks cannot be checked: said, and the
-            // mesh networks analyzer is skipped (a file with it is exit 65).
-            if let Some(problem) = data
-                .and_then(|d| d.get("meshNetworks"))
-                .and_then(|text| crate::istio::mesh_networks::problem_in_text(text))
-            {
-                snapshot.unavailable.insert(
-                    Kind::MeshNetworks,
-                    format!(
-                        "the meshNetworks key of ConfigMap {}/istio is not MeshNetworks: {problem}",
-                        crate::kube::snapshot::Object::namespace(cm).unwrap_or_default()
-                    ),
-                );
-            }
-        }
-        snapshot.config_maps = located(items, &name, multi);
-    });
+    take!(config_maps, Kind::ConfigMaps, |items| set_config_maps(
+        &mut snapshot,
+        items,
+        &name,
+        multi
+    ));
     take!(pdbs, Kind::PodDisruptionBudgets, |items| snapshot
         .pod_disruption_budgets =
         located(items, &name, multi));
@@ -267,6 +242,46 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     }
     // What could not be listed is said once, by the caller (`warning: cannot list ...`).
     Ok(snapshot)
+}
+
+/// Keeps Istio's ConfigMaps of istio-system (`istio*`) and reads the mesh config (and checks the
+/// mesh networks) of the `istio` one.
+pub fn set_config_maps(
+    snapshot: &mut Snapshot,
+    items: Vec<ConfigMap>,
+    cluster: &Arc<str>,
+    multi: bool,
+) {
+    let items: Vec<ConfigMap> = items
+        .into_iter()
+        .filter(|cm| crate::kube::snapshot::Object::name(cm).starts_with("istio"))
+        .collect();
+    for cm in &items {
+        if crate::kube::snapshot::Object::name(cm) != "istio" {
+            continue;
+        }
+        let data = cm.data.as_ref();
+        if let Some(mesh) = data.and_then(|d| d.get("mesh"))
+            && let Ok(docs) = crate::formats::yaml::parse_stream(mesh)
+        {
+            snapshot.mesh_config = docs.into_iter().next().map(|d| d.value);
+        }
+        // A meshNetworks value that is not MeshNetworks cannot be checked: said, and the
+        // mesh networks analyzer is skipped (a file with it is exit 65).
+        if let Some(problem) = data
+            .and_then(|d| d.get("meshNetworks"))
+            .and_then(|text| crate::istio::mesh_networks::problem_in_text(text))
+        {
+            snapshot.unavailable.insert(
+                Kind::MeshNetworks,
+                format!(
+                    "the meshNetworks key of ConfigMap {}/istio is not MeshNetworks: {problem}",
+                    crate::kube::snapshot::Object::namespace(cm).unwrap_or_default()
+                ),
+            );
+        }
+    }
+    snapshot.config_maps = located(items, cluster, multi);
 }
 
 /// The snapshot `analyze` reads: every `--context` (or the current one), in the chosen scope,
