@@ -585,3 +585,135 @@ fn real_rule_the_proxy_has_not_received_is_caught_live() {
     );
     env.delete_namespaces(&[&ns]);
 }
+
+/// A raw HTTP request from the client's app container to `address:8080` with `Host: host`
+/// (ServiceEntry hosts have no DNS here: their virtual address stands for it).
+fn request_to(env: &common::TestEnv, ns: &str, address: &str, host: &str) -> String {
+    let script = format!(
+        "(printf 'GET / HTTP/1.1\\r\\nHost: {host}\\r\\nConnection: close\\r\\n\\r\\n'; sleep 3) | timeout 8 nc {address} 8080"
+    );
+    let run = env.kubectl_run(
+        &[
+            "-n",
+            ns,
+            "exec",
+            "deploy/client",
+            "-c",
+            "app",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+        None,
+    );
+    format!("{}{}", run.stdout, run.stderr)
+}
+
+/// ServiceEntry hosts (MESH_EXTERNAL, resolution STATIC, a virtual address): with the server
+/// pod's IP as endpoint the request gets the page and `path` finds it reachable; without
+/// endpoints the sidecar answers 503 "no healthy upstream" and `path` fails at endpoints, live
+/// and on files.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_service_entry_hosts_where_path_says() {
+    let _control_plane = control_plane();
+    let env = real_env();
+    let ns = env.namespace("real-path-se", &["istio-injection=enabled"]);
+    env.apply(&app_deployment(&ns, "server", 1));
+    env.apply(&app_deployment(&ns, "client", 1));
+    for d in ["deploy/server", "deploy/client"] {
+        env.kubectl(&["-n", &ns, "rollout", "status", d, "--timeout=180s"]);
+    }
+    let server_ip = env
+        .kubectl(&[
+            "-n",
+            &ns,
+            "get",
+            "pod",
+            "-l",
+            "app=server",
+            "-o",
+            "jsonpath={.items[0].status.podIP}",
+        ])
+        .trim()
+        .to_string();
+    let entry = |name: &str, host: &str, address: &str, endpoints: &str| {
+        format!(
+            "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  hosts: [{host}]\n  addresses: [{address}]\n  location: MESH_EXTERNAL\n  resolution: STATIC\n{endpoints}  ports: [{{number: 8080, name: http, protocol: HTTP}}]\n"
+        )
+    };
+    let objects = format!(
+        "{}---\n{}",
+        entry(
+            "ledger",
+            "ledger.partner.example",
+            "240.240.0.10",
+            &format!("  endpoints: [{{address: {server_ip}}}]\n")
+        ),
+        entry("legacy", "db.legacy.example", "240.240.0.11", "")
+    );
+    env.apply(&objects);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("objects.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n  labels: {{istio-injection: enabled}}\n---\n{}---\n{}---\n{objects}",
+            app_deployment(&ns, "server", 1),
+            app_deployment(&ns, "client", 1),
+        ),
+    )
+    .unwrap();
+    let walk = |target: &str| {
+        let live = env.mesh_doctor(&["path", "deploy/client", target, "-n", &ns, "-o", "json"]);
+        let files = env.mesh_doctor(&[
+            "path",
+            "deploy/client",
+            target,
+            "-n",
+            &ns,
+            "-f",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        let (l, f) = (outcome(&live), outcome(&files));
+        assert_eq!(
+            (&l.0, &l.1, l.3),
+            (&f.0, &f.1, f.3),
+            "live and files disagree:\nlive: {}\nfiles: {}",
+            live.stdout,
+            files.stdout
+        );
+        (l, live.stdout)
+    };
+
+    let mut answer = String::new();
+    for _ in 0..30 {
+        answer = request_to(&env, &ns, "240.240.0.10", "ledger.partner.example");
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let ((status, _, summary, code), live) = walk("ledger.partner.example:8080");
+    assert_eq!((status.as_str(), code), ("pass", 0), "{summary}\n{live}");
+    assert!(
+        !live.contains("has not received the change yet"),
+        "the client's Envoy holds what the configuration says: {live}"
+    );
+
+    let answer = request_to(&env, &ns, "240.240.0.11", "db.legacy.example");
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("no healthy upstream"), "{answer}");
+    let ((status, hop, summary, code), live) = walk("db.legacy.example:8080");
+    assert_eq!(
+        (status.as_str(), hop.as_str(), code),
+        ("fail", "endpoints", 79),
+        "{summary}\n{live}"
+    );
+    assert!(summary.contains("no healthy upstream"), "{summary}");
+    env.delete_namespaces(&[&ns]);
+}

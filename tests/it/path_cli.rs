@@ -244,3 +244,58 @@ fn merged_destination_rules_send_the_first_rules_tls() {
     }
     assert!(!stdout.contains("[MD0401]"), "{stdout}");
 }
+
+/// ServiceEntry hosts are walked as Istio builds their clusters: DNS resolution passes (Envoy
+/// resolves the host), STATIC without endpoints is 503 UH, Istio's mTLS to an external host
+/// fails at transport, and a port the entry does not declare has no cluster.
+#[test]
+fn service_entry_hosts_are_walked_by_their_resolution() {
+    let (stdout, stderr, code) = walk(
+        "deploy/frontend",
+        "api.payments.example:443",
+        &["service-entries"],
+        &["-o", "json"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Envoy resolves api.payments.example by DNS"),
+        "{stdout}"
+    );
+
+    let (stdout, _, code) = walk(
+        "deploy/frontend",
+        "db.legacy.example:5432",
+        &["service-entries"],
+        &["-o", "json"],
+    );
+    let (status, hop, summary) = outcome(&stdout);
+    assert_eq!(
+        (status.as_str(), hop.as_str(), code),
+        ("fail", "endpoints", 79),
+        "{summary}"
+    );
+    assert!(summary.contains("no healthy upstream"), "{summary}");
+
+    let (stdout, _, code) = walk(
+        "deploy/frontend",
+        "ledger.partner.example",
+        &["service-entries"],
+        &["-o", "json"],
+    );
+    let (status, hop, summary) = outcome(&stdout);
+    assert_eq!(
+        (status.as_str(), hop.as_str(), code),
+        ("fail", "transport", 79),
+        "{summary}"
+    );
+
+    let (stdout, _, code) = walk(
+        "deploy/frontend",
+        "api.payments.example:8443",
+        &["service-entries"],
+        &["-o", "json"],
+    );
+    let (status, hop, _) = outcome(&stdout);
+    assert_eq!((status.as_str(), code), ("fail", 79), "{stdout}");
+    assert!(hop == "route" || hop == "cluster", "{stdout}");
+}

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use k8s_openapi::api::core::v1::{PodSpec, Service};
 
-use super::model::{Hop, Known, Scene, ServerExpected, Status, known, not_reached};
+use super::model::{Expected, Hop, Known, Scene, ServerExpected, Status, known, not_reached};
 use super::network;
 use crate::envoy::upstream_tls::UpstreamTls;
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
@@ -169,16 +169,6 @@ fn tls_of(policy: Option<&TrafficPolicy>, port: u32) -> Option<(&ClientTls, bool
         })
 }
 
-/// What the client's Envoy should hold for a destination: its cluster's name and the TLS the
-/// configuration makes it send (for the live comparison, [`super::proxy`]).
-/// What the proxies should hold for a destination: the client's Envoy (its cluster and TLS), and
-/// one server's (live, a pod with a sidecar: the mTLS its inbound listener accepts).
-#[derive(Clone, Debug, Default)]
-pub struct Expected {
-    pub client: Option<(String, UpstreamTls)>,
-    pub server: Option<ServerExpected>,
-}
-
 /// The hops from the cluster on, for one destination `host:port` (with `subset`), and what the
 /// client's Envoy should hold for it.
 pub fn destination(
@@ -209,17 +199,7 @@ pub fn destination(
     // Cluster.
     let svc = match known(scene, host, q.client.namespace) {
         Known::Service(svc) => svc,
-        Known::Entry(se) => {
-            hops.push(
-                Hop::new(
-                    "cluster",
-                    Status::Unknown,
-                    format!("{host} is a ServiceEntry host (ServiceEntry {}/{}, resolution {}): its endpoints and TLS are outside what mesh-doctor walks", se.namespace(), se.name(), if se.spec.resolution.is_empty() { "NONE" } else { &se.spec.resolution }),
-                ),
-            );
-            later(&mut hops, 1);
-            return (hops, Expected::default());
-        }
+        Known::Entry(se) => return super::entry::hops(scene, se, host, port, subset),
         Known::Unknown => {
             hops.push(
                 Hop::new("cluster", Status::Fail, format!("the route sends to {host}, which is neither a Service nor a ServiceEntry host: the sidecar has no cluster for it"))

@@ -3,6 +3,7 @@
 //! EndpointSlices; or files alone), finds the client (a pod, or one pod of a workload live; the
 //! workload's pod template on files), hands them to the pure [`walk`] and renders.
 
+pub mod entry;
 pub mod hops;
 pub mod model;
 pub mod network;

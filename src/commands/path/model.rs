@@ -99,6 +99,14 @@ pub struct Branch {
     pub server: Option<ServerExpected>,
 }
 
+/// What the proxies should hold for a destination: the client's Envoy (its cluster and TLS), and
+/// one server's (live, a pod with a sidecar: the mTLS its inbound listener accepts).
+#[derive(Clone, Debug, Default)]
+pub struct Expected {
+    pub client: Option<(String, crate::envoy::upstream_tls::UpstreamTls)>,
+    pub server: Option<ServerExpected>,
+}
+
 /// What one server pod's Envoy should hold for the request.
 #[derive(Clone, Debug)]
 pub struct ServerExpected {
