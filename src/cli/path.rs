@@ -64,8 +64,9 @@ pub struct PathArgs {
     #[arg(value_name = "SOURCE")]
     pub source: String,
 
-    /// The target: a Service (name, name.ns, name.ns.svc.cluster.local) or another host, with
-    /// :PORT for one port (else every port of the target)
+    /// The target: a Service (name, name.ns, name.ns.svc.cluster.local), another host, or a pod
+    /// (pod/NAME[.NAMESPACE], a request to its IP), with :PORT for one port (else every port of
+    /// the target)
     #[arg(value_name = "TARGET[:PORT]")]
     pub target: String,
 
@@ -177,9 +178,12 @@ pub fn target_and_port(text: &str) -> Result<(String, Option<u32>)> {
         None => (text, None),
     };
     if let Some(pod) = host.strip_prefix("pod/") {
-        return Err(Error::Usage(format!(
-            "TARGET {text}: a pod as the target is not walked yet; name the Service in front of {pod}"
-        )));
+        if pod.is_empty() || pod.contains('/') || pod.split('.').count() > 2 {
+            return Err(Error::Usage(format!(
+                "TARGET {text}: a pod is pod/NAME or pod/NAME.NAMESPACE"
+            )));
+        }
+        return Ok((host.to_ascii_lowercase(), port));
     }
     if host.is_empty() || host.contains('/') {
         return Err(Error::Usage(format!("TARGET {text}: not a host")));
@@ -264,7 +268,8 @@ mod tests {
         );
         assert_eq!(target_and_port("orders").unwrap(), ("orders".into(), None));
         assert!(target_and_port("orders:0").is_err());
-        assert!(target_and_port("pod/x").is_err());
+        assert!(target_and_port("pod/x").is_ok());
+        assert!(target_and_port("pod/").is_err());
         assert_eq!(header("X-Team: a").unwrap(), ("x-team".into(), "a".into()));
         assert!(header("novalue").is_err());
     }

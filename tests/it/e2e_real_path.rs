@@ -717,3 +717,100 @@ fn real_service_entry_hosts_where_path_says() {
     assert!(summary.contains("no healthy upstream"), "{summary}");
     env.delete_namespaces(&[&ns]);
 }
+
+/// A pod as the target: the client's sidecar passes a request to a pod IP through (no Istio
+/// mTLS), so it gets the page from a PERMISSIVE server, is reset by a STRICT one, and is blocked
+/// (502) with REGISTRY_ONLY; `path deploy/client pod/SERVER` says each, live.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_pod_targets_where_path_says() {
+    let _control_plane = control_plane();
+    let env = real_env();
+    let ns = env.namespace("real-path-pod", &["istio-injection=enabled"]);
+    env.apply(&app_deployment(&ns, "server", 1));
+    env.apply(&app_deployment(&ns, "client", 1));
+    for d in ["deploy/server", "deploy/client"] {
+        env.kubectl(&["-n", &ns, "rollout", "status", d, "--timeout=180s"]);
+    }
+    let get = |path: &str| {
+        env.kubectl(&[
+            "-n",
+            &ns,
+            "get",
+            "pod",
+            "-l",
+            "app=server",
+            "-o",
+            &format!("jsonpath={path}"),
+        ])
+        .trim()
+        .to_string()
+    };
+    let (pod, ip) = (
+        get("{.items[0].metadata.name}"),
+        get("{.items[0].status.podIP}"),
+    );
+    let target = format!("pod/{pod}:8080");
+    let live = || {
+        let run = env.mesh_doctor(&["path", "deploy/client", &target, "-n", &ns, "-o", "json"]);
+        (outcome(&run), run.stdout)
+    };
+    let until = |want: &dyn Fn(&str) -> bool| {
+        let mut last = String::new();
+        for _ in 0..40 {
+            last = request_to(&env, &ns, &ip, &ip);
+            if want(&last) {
+                break;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        last
+    };
+
+    let answer = until(&|a: &str| a.starts_with("HTTP/1.1 200"));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let ((status, _, summary, code), out) = live();
+    assert_eq!((status.as_str(), code), ("pass", 0), "{summary}\n{out}");
+
+    // STRICT: the plaintext of the passthrough is refused.
+    env.apply(&yaml(
+        "PeerAuthentication",
+        "security.istio.io/v1",
+        &ns,
+        "default",
+        "  mtls: {mode: STRICT}",
+    ));
+    let answer = until(&|a: &str| !a.starts_with("HTTP/1.1 200"));
+    assert!(
+        answer.contains("reset before headers") || !answer.contains("HTTP/1.1"),
+        "reset: {answer}"
+    );
+    let ((status, hop, summary, code), out) = live();
+    assert_eq!(
+        (status.as_str(), hop.as_str(), code),
+        ("fail", "transport", 79),
+        "{summary}\n{out}"
+    );
+    env.kubectl(&["-n", &ns, "delete", "peerauthentication", "default"]);
+
+    // REGISTRY_ONLY on the client: blocked by its sidecar.
+    env.apply(&yaml(
+        "Sidecar",
+        "networking.istio.io/v1",
+        &ns,
+        "default",
+        "  outboundTrafficPolicy: {mode: REGISTRY_ONLY}",
+    ));
+    let answer = until(&|a: &str| a.starts_with("HTTP/1.1 502") || a.is_empty());
+    assert!(
+        answer.starts_with("HTTP/1.1 502") || answer.is_empty(),
+        "blocked: {answer}"
+    );
+    let ((status, hop, summary, code), out) = live();
+    assert_eq!(
+        (status.as_str(), hop.as_str(), code),
+        ("fail", "source", 79),
+        "{summary}\n{out}"
+    );
+    env.delete_namespaces(&[&ns]);
+}

@@ -199,10 +199,10 @@ fn bad_input_is_a_usage_or_data_error() {
     );
     let (_, stderr, code) = run(&["path", "deploy/frontend", "orders:99999", "-f", SHOP]);
     assert_eq!(code, 64, "{stderr}");
-    let (_, stderr, code) = run(&["path", "deploy/frontend", "pod/orders-1", "-f", SHOP]);
+    let (_, stderr, code) = run(&["path", "deploy/frontend", "pod/a/b", "-f", SHOP]);
     assert_eq!(code, 64, "{stderr}");
     assert!(
-        stderr.contains("a pod as the target is not walked yet"),
+        stderr.contains("a pod is pod/NAME or pod/NAME.NAMESPACE"),
         "{stderr}"
     );
     let (_, stderr, code) = run(&["path", "deploy/nothere", "orders", "-n", "shop", "-f", SHOP]);
@@ -298,4 +298,26 @@ fn service_entry_hosts_are_walked_by_their_resolution() {
     let (status, hop, _) = outcome(&stdout);
     assert_eq!((status.as_str(), code), ("fail", 79), "{stdout}");
     assert!(hop == "route" || hop == "cluster", "{stdout}");
+}
+
+/// A pod as the target: the request to its IP is plaintext (the sidecar passes it through), so
+/// a STRICT pod resets it; a pod the files do not hold is unknown (exit 69).
+#[test]
+fn a_pod_target_gets_plaintext_from_the_passthrough() {
+    let (stdout, _, code) = walk(
+        "deploy/frontend",
+        "pod/orders-direct",
+        &["pod-target"],
+        &["-o", "json"],
+    );
+    let (status, hop, summary) = outcome(&stdout);
+    assert_eq!(
+        (status.as_str(), hop.as_str(), code),
+        ("fail", "transport", 79),
+        "{summary}\n{stdout}"
+    );
+    assert!(stdout.contains("\"port\": 8080"), "{stdout}");
+    let (stdout, _, code) = walk("deploy/frontend", "pod/nobody", &[], &["-o", "json"]);
+    let (status, _, _) = outcome(&stdout);
+    assert_eq!((status.as_str(), code), ("unknown", 69), "{stdout}");
 }

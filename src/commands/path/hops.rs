@@ -16,16 +16,16 @@ use crate::istio::mtls::{ServerMode, destination_rule, server_mode};
 use crate::kube::snapshot::{Located, Object};
 
 /// One pod, or one workload's pod template, that serves the destination.
-struct Server<'s> {
-    what: String,
-    namespace: &'s str,
-    labels: &'s Labels,
-    dataplane: Dataplane,
-    ips: Vec<IpAddr>,
+pub(super) struct Server<'s> {
+    pub what: String,
+    pub namespace: &'s str,
+    pub labels: &'s Labels,
+    pub dataplane: Dataplane,
+    pub ips: Vec<IpAddr>,
     /// The workload port the Service port sends to.
-    port: Option<u32>,
+    pub port: Option<u32>,
     /// Replicas of a template (`None` for a pod).
-    replicas: Option<i32>,
+    pub replicas: Option<i32>,
 }
 
 static EMPTY: Labels = Labels::new();
@@ -530,6 +530,53 @@ pub fn destination(
             q.client.service_account
         )
     });
+    let dest = authorization(scene, &serving, principal, port, http, host);
+    let failed = matches!(dest.status, Status::Fail | Status::Unknown);
+    hops.push(dest);
+    if failed {
+        later(&mut hops, 4);
+        return (
+            hops,
+            Expected {
+                client: expected,
+                server: server_expected,
+            },
+        );
+    }
+
+    // Network.
+    let servers: Vec<network::ServerPeer<'_>> = serving
+        .iter()
+        .map(|s| network::ServerPeer {
+            what: &s.what,
+            namespace: s.namespace,
+            labels: s.labels,
+            ips: &s.ips,
+            port: s.port,
+        })
+        .collect();
+    hops.push(network::network(scene, &servers, port));
+    (
+        hops,
+        Expected {
+            client: expected,
+            server: server_expected,
+        },
+    )
+}
+
+/// The `destination` hop: the AuthorizationPolicies of the servers with a sidecar, evaluated for
+/// this request from the client with `principal` (`None`: plaintext, no identity), as Istio
+/// evaluates them (CUSTOM, DENY, ALLOW); the servers without a sidecar enforce none.
+pub(super) fn authorization(
+    scene: &Scene<'_, '_>,
+    serving: &[&Server<'_>],
+    principal: Option<String>,
+    port: u32,
+    http: bool,
+    host: &str,
+) -> Hop {
+    let q = scene.question;
     let peer = Peer {
         principal: principal.clone(),
         ip: q.client.ip,
@@ -537,7 +584,7 @@ pub fn destination(
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut dest_hop = None;
     let mut unenforced = Vec::new();
-    for s in &serving {
+    for s in serving {
         let key = format!("{}{:?}", s.namespace, s.labels);
         if !seen.insert(key) {
             continue;
@@ -644,7 +691,7 @@ pub fn destination(
             break;
         }
     }
-    let dest = dest_hop.unwrap_or_else(|| {
+    dest_hop.unwrap_or_else(|| {
         let mut h = Hop::new(
             "destination",
             Status::Pass,
@@ -655,37 +702,5 @@ pub fn destination(
             h.evidence = unenforced;
         }
         h
-    });
-    let failed = matches!(dest.status, Status::Fail | Status::Unknown);
-    hops.push(dest);
-    if failed {
-        later(&mut hops, 4);
-        return (
-            hops,
-            Expected {
-                client: expected,
-                server: server_expected,
-            },
-        );
-    }
-
-    // Network.
-    let servers: Vec<network::ServerPeer<'_>> = serving
-        .iter()
-        .map(|s| network::ServerPeer {
-            what: &s.what,
-            namespace: s.namespace,
-            labels: s.labels,
-            ips: &s.ips,
-            port: s.port,
-        })
-        .collect();
-    hops.push(network::network(scene, &servers, port));
-    (
-        hops,
-        Expected {
-            client: expected,
-            server: server_expected,
-        },
-    )
+    })
 }

@@ -7,6 +7,7 @@ pub mod entry;
 pub mod hops;
 pub mod model;
 pub mod network;
+pub mod pod_target;
 pub mod proxy;
 pub mod render;
 pub mod walk;
@@ -65,6 +66,13 @@ pub struct Request {
 /// The target as a Service or a host: a Service of the snapshot by `name` (in the client's
 /// namespace), `name.ns`, `name.ns.svc` or `name.ns.svc.cluster.local`; anything else is a host.
 pub fn resolve_target(snapshot: &Snapshot, text: &str, client_ns: &str) -> Target {
+    if let Some(pod) = text.strip_prefix("pod/") {
+        let (name, namespace) = pod.split_once('.').unwrap_or((pod, client_ns));
+        return Target::Pod {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+    }
     let text = text.trim_end_matches('.');
     let parts: Vec<&str> = text.split('.').collect();
     let service = |ns: &str, name: &str| {
@@ -126,7 +134,8 @@ fn client<'s>(
                 .as_ref()
                 .and_then(|s| s.pod_ip.as_deref())
                 .and_then(|ip| ip.parse().ok()),
-            proxy_ready: if live { proxy_ready } else { None },
+            // Live, a pod without a status for istio-proxy (Pending) has no ready proxy.
+            proxy_ready: live.then(|| proxy_ready.unwrap_or(false)),
             pod: live.then(|| p.object.name().to_string()),
         }
     };
@@ -216,6 +225,7 @@ async fn live_snapshot(
             namespace: ns,
             name,
         } => (ns, Some(name)),
+        Target::Pod { namespace: ns, .. } => (ns, None),
         Target::Host(host) => {
             // A host of the form name.ns[.svc...]: its namespace's pods are the servers.
             let parts: Vec<&str> = host.split('.').collect();

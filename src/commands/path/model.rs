@@ -192,6 +192,8 @@ pub enum Target {
     Service { namespace: String, name: String },
     /// Any other host (a ServiceEntry's, or one the mesh does not know).
     Host(String),
+    /// A pod, by its IP (`pod/NAME[.NS]`).
+    Pod { namespace: String, name: String },
 }
 
 impl Target {
@@ -199,6 +201,7 @@ impl Target {
         match self {
             Target::Service { namespace, name } => to_fqdn(namespace, name),
             Target::Host(h) => h.clone(),
+            Target::Pod { namespace, name } => format!("pod/{name}.{namespace}"),
         }
     }
 }

@@ -14,11 +14,12 @@ use crate::istio::config::{Config, Sidecar, Typed};
 use crate::istio::dataplane::{Dataplane, root_namespace};
 use crate::istio::protocol::{Protocol, port_protocol};
 use crate::istio::routing::{self, Client, HttpChoice, HttpRequest};
-use crate::kube::snapshot::Snapshot;
+use crate::kube::snapshot::{Object, Snapshot};
 
 use super::hops;
 use super::model::{
-    Branch, Hop, Known, Outcome, PortWalk, Question, Scene, Status, Walk, known, not_reached,
+    Branch, Hop, Known, Outcome, PortWalk, Question, Scene, Status, Target, Walk, known,
+    not_reached,
 };
 
 /// (port, name, protocol) of every port of the service behind the target.
@@ -99,6 +100,9 @@ pub fn walk(snapshot: &Snapshot, question: &Question<'_>) -> Walk {
         question,
     };
     let fqdn = question.target.fqdn();
+    if let Target::Pod { namespace, name } = &question.target {
+        return pod_walk(&scene, namespace, name, &fqdn);
+    }
     let known = known(&scene, &fqdn, question.client.namespace);
     let mut ports = target_ports(&known);
     let not_read: Vec<String> = snapshot
@@ -128,6 +132,57 @@ pub fn walk(snapshot: &Snapshot, question: &Question<'_>) -> Walk {
         target: fqdn,
         request,
         ports: walks,
+        not_read,
+    }
+}
+
+/// A pod as the target ([`super::pod_target`]); a pod the snapshot lacks is one unknown hop.
+fn pod_walk(scene: &Scene<'_, '_>, namespace: &str, name: &str, target: &str) -> Walk {
+    let q = scene.question;
+    let request = format!("{} {}", q.request.method, q.request.path);
+    let not_read: Vec<String> = scene
+        .snapshot
+        .unavailable
+        .iter()
+        .map(|(kind, why)| format!("{kind}: {why}"))
+        .collect();
+    let pod = scene
+        .snapshot
+        .all_pods()
+        .find(|p| p.object.name() == name && p.object.namespace() == Some(namespace));
+    let ports = match pod {
+        Some(p) => super::pod_target::ports(&p.object, q.port)
+            .into_iter()
+            .map(|port| finish(super::pod_target::walk_port(scene, p, port, true)))
+            .collect(),
+        None => {
+            let mut walk = PortWalk {
+                port: q.port.unwrap_or(80),
+                protocol: "tcp (pod IP)".into(),
+                hops: vec![Hop::new(
+                    "source",
+                    Status::Unknown,
+                    format!(
+                        "Pod {namespace}/{name} is not in the {}",
+                        if q.live { "cluster" } else { "files" }
+                    ),
+                )],
+                branches: Vec::new(),
+                outcome: Outcome {
+                    status: Status::Unknown,
+                    summary: String::new(),
+                    hop: None,
+                },
+            };
+            walk = finish(walk);
+            vec![walk]
+        }
+    };
+    Walk {
+        source: q.client.what.clone(),
+        target: target.to_string(),
+        request,
+        ports,
         not_read,
     }
 }
