@@ -128,7 +128,7 @@ pub const POD: Table = Table {
         Row {
             code: FINDINGS,
             help: "a finding at or above the failure threshold (Error: crash, waiting for istiod), with every -o",
-            doc: "a finding at or above the threshold, with every `-o`: Error for a crash or a proxy waiting for istiod, Warning for the others",
+            doc: "a finding at or above the threshold, with every `-o`: Error for a crash or a proxy waiting for istiod, Warning for the others; the findings under Traffic count too",
         },
         USAGE_ROW,
         Row {
