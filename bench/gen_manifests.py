@@ -12,6 +12,9 @@ Usage: gen_manifests.py OUT_DIR
 import os
 import sys
 
+if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+    print(__doc__.strip(), file=sys.stderr if len(sys.argv) != 2 else sys.stdout)
+    sys.exit(0 if sys.argv[1:] in (["-h"], ["--help"]) else 64)
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 files = [open(os.path.join(out, f"part-{i:02}.yaml"), "w") for i in range(10)]
