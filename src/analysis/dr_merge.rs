@@ -19,8 +19,8 @@ use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{DestinationRule, Subset, TrafficPolicy, Typed};
 use crate::istio::destination_rules::{
-    Index, Merged, by_namespace_and_host, chosen, created, host_of, index_entries, istio_order,
-    ordered_by_name,
+    Client, Index, Merged, by_namespace_and_host, chosen, created, host_of, index_entries,
+    istio_order, ordered_by_name,
 };
 
 pub const CODES: &[&MessageType] = &[messages::MD0414, messages::MD0415, messages::MD0416];
@@ -30,7 +30,7 @@ fn name(rule: &Typed<'_, DestinationRule>) -> String {
 }
 
 /// What a top-level traffic policy sets: `tls.mode DISABLE, loadBalancer`.
-fn policy_text(policy: &TrafficPolicy) -> String {
+pub(super) fn policy_text(policy: &TrafficPolicy) -> String {
     let mut parts = Vec::new();
     if let Some(tls) = &policy.tls {
         if tls.mode.is_empty() {
@@ -115,7 +115,10 @@ fn export_text(
 }
 
 /// The merged entries of every namespace and host that some client uses.
-fn used_entries<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c, 'a>> {
+fn used_entries<'c, 'a>(
+    rules: &[&'c Typed<'a, DestinationRule>],
+    default_private: bool,
+) -> Vec<Merged<'c, 'a>> {
     let mut out: Vec<Merged<'c, 'a>> = Vec::new();
     let push = |entry: &Merged<'c, 'a>, out: &mut Vec<Merged<'c, 'a>>| {
         let same = |m: &Merged<'c, 'a>| {
@@ -133,18 +136,18 @@ fn used_entries<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<
         if group.len() < 2 {
             continue;
         }
-        let local = index_entries(&group, Index::Local);
-        if let Some(entry) = chosen(&local, Index::Local, &ns) {
+        let local = index_entries(&group, Index::Local, default_private);
+        if let Some(entry) = chosen(&local, Index::Local, Client::unselected(&ns)) {
             push(entry, &mut out);
         }
-        let exported = index_entries(&group, Index::Exported);
+        let exported = index_entries(&group, Index::Exported, default_private);
         // The namespaces that can choose differently: each one an entry names, and any other.
         let mut clients: BTreeSet<&str> =
             exported.iter().flat_map(|e| e.named_namespaces()).collect();
         clients.insert("");
         clients.remove(ns.as_str());
         for client in clients {
-            if let Some(entry) = chosen(&exported, Index::Exported, client) {
+            if let Some(entry) = chosen(&exported, Index::Exported, Client::unselected(client)) {
                 push(entry, &mut out);
             }
         }
@@ -162,7 +165,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         .collect();
     let mut dropped_subsets: BTreeSet<(String, String)> = BTreeSet::new();
     let mut reported: BTreeSet<(&str, String, String)> = BTreeSet::new();
-    for entry in used_entries(&rules) {
+    for entry in used_entries(&rules, input.config.destination_rules_private_by_default) {
         if entry.from.len() < 2 {
             continue;
         }

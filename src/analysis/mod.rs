@@ -12,6 +12,7 @@ pub mod control_plane;
 pub mod deprecation;
 pub mod destinationrule;
 pub mod dr_merge;
+pub mod dr_selector;
 pub mod envoyfilter;
 pub mod external_control_plane;
 pub mod gateway;
@@ -244,6 +245,24 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         codes: dr_merge::CODES,
         needs: &[Kind::DestinationRules],
         run: Run::Config(dr_merge::analyze),
+    },
+    Analyzer {
+        name: "destinationrule-selector",
+        istio_name: None,
+        on_by_default: true,
+        description: "DestinationRules with a workloadSelector that leave the other clients of their namespace without any DestinationRule for the host: the rule of the host's namespace hidden from them, or a namespace-wide rule merged into the selector rule",
+        codes: dr_selector::CODES,
+        needs: &[
+            Kind::DestinationRules,
+            Kind::Services,
+            Kind::Pods,
+            Kind::Namespaces,
+            Kind::Deployments,
+            Kind::StatefulSets,
+            Kind::DaemonSets,
+            Kind::CronJobs,
+        ],
+        run: Run::Config(dr_selector::analyze),
     },
     Analyzer {
         name: "mtls-port-level",

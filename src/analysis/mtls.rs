@@ -20,6 +20,7 @@ use crate::findings::{Finding, ResourceRef};
 use crate::istio::dataplane::{
     Backend as Server, Dataplane, root_namespace, service_backends as servers, target_port,
 };
+use crate::istio::destination_rules::{Client, selector};
 use crate::istio::mtls::{
     ServerMode, client_namespaces, client_tls_among, rule_hosts, rules_for, server_mode,
 };
@@ -44,8 +45,21 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         if servers.is_empty() {
             continue;
         }
-        // The client namespaces whose rule can differ (one of each kind).
-        let client_namespaces = client_namespaces(&rules, &matching, root, ns);
+        // The client namespaces whose rule can differ (one of each kind), and in each the
+        // clients its workload-selector rules for the host select.
+        let mut clients: Vec<Client<'_>> = Vec::new();
+        for client_ns in client_namespaces(&rules, &matching, root, ns) {
+            clients.push(Client::unselected(client_ns));
+            for (rule, _) in matching.iter().copied() {
+                if let Some(labels) = selector(rule).filter(|_| rule.namespace() == client_ns) {
+                    clients.push(Client {
+                        namespace: client_ns,
+                        labels: Some(labels),
+                    });
+                }
+            }
+        }
+        let private = config.destination_rules_private_by_default;
         for port in svc
             .object
             .spec
@@ -55,8 +69,9 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             let Ok(service_port) = u32::try_from(port.port) else {
                 continue;
             };
-            for client_ns in &client_namespaces {
-                let client = client_tls_among(&matching, root, client_ns, &fqdn, service_port);
+            for asking in &clients {
+                let client =
+                    client_tls_among(&matching, root, *asking, &fqdn, service_port, private);
                 let (Some(mode), Some(rule)) = (client.mode.as_deref(), client.rule) else {
                     continue;
                 };

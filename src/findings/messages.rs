@@ -734,6 +734,14 @@ messages! {
         (policy, identity, reason, effect),
         "AuthorizationPolicy %s names the identity %q, which no workload of this mesh carries (%s): %s. Correct the principal or service account (kubectl get pods -n NAMESPACE -o custom-columns=NAME:.metadata.name,SA:.spec.serviceAccountName lists who runs as what).",
         "An AuthorizationPolicy names a principal or service account that no workload carries (another trust domain, a namespace that does not exist, or a service account no pod runs as), so its rule never matches.";
+    MD0418 = "MD0418", "DestinationRuleHiddenBySelector", Warning,
+        (rule, selector, host, namespace, clients, hidden, lost, namespace2),
+        "DestinationRule %s has a workloadSelector (%s), and for host %s Istio looks no further than namespace %s's own rules: its other clients (%s) use no DestinationRule for the host, not DestinationRule %s, which applies to them otherwise (%s). Add a DestinationRule without workloadSelector for the host in namespace %s (a copy of the hidden one), or drop the selector rule.",
+        "A DestinationRule with a workloadSelector hides, from the clients of its namespace it does not select, the rule of the host's or the root namespace: they use no DestinationRule at all.";
+    MD0419 = "MD0419", "DestinationRuleMergedIntoSelector", Warning,
+        (rule, selector_rule, selector, host, clients, fix_rule),
+        "DestinationRule %s has no workloadSelector and exportTo [\".\"], the exportTo Istio gives DestinationRule %s, which has one (%s), for the same host %s: Istio merges it into that rule and keeps no entry of its own, so it applies only to the workloads that rule selects, and the namespace's other clients (%s) use no DestinationRule for the host. Remove exportTo from %s (or give it another value than [\".\"]).",
+        "A DestinationRule without workloadSelector whose exportTo is [\".\"] is merged into a workload-selector rule of the same host and applies only to the workloads that rule selects.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

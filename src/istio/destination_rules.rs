@@ -19,49 +19,100 @@
 //!   last one (the sidecar's catch-all); in the exported index, the last one exported to the
 //!   client's namespace.
 //!
-//! Rules with a `workloadSelector` are not merged here (Istio merges them with rules of equal
-//! selectors and keeps them for the clients they select).
+//! - **Workload selectors**: a rule with a `workloadSelector` is private to its namespace
+//!   (Istio gives it `exportTo: ["."]` whatever it says) and comes before every rule without
+//!   one. Rules of equal selectors merge; a rule without selector merges into a selector rule
+//!   when its `exportTo` set is the selector rule's (`["."]`: it then has no entry of its own)
+//!   or a superset of it (it merges and keeps its own entry too). A client of the namespace uses
+//!   the first selector entry whose labels are all among its own, else the last entry without
+//!   selector, else none: the rules of the Service's and the root namespace are then not
+//!   looked at.
+//! - **The mesh's default**: a rule without `exportTo` is private to its namespace when the mesh
+//!   config's `defaultDestinationRuleExportTo` holds `.` (only `.` and `*` are honoured there).
+//! - **The root namespace's clients** look first at the root namespace's private rules only,
+//!   then at the exported rules of the Service's and the root namespace.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::config::host::to_fqdn;
-use super::config::{DestinationRule, Subset, TrafficPolicy, Typed};
+use super::config::{DestinationRule, Labels, Subset, TrafficPolicy, Typed};
 
-/// One of istiod's two indexes of a namespace's DestinationRules.
+/// One of istiod's indexes of a namespace's DestinationRules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Index {
     /// The rules the namespace's own clients see (`exportTo` empty, `*`, `.` or the namespace).
     Local,
     /// The rules exported to other namespaces (all but those private to the namespace).
     Exported,
+    /// The rules private to their namespace: the index the root namespace's own clients use.
+    Private,
 }
 
 impl Index {
-    /// True when `rule` is in this index of its namespace.
-    pub fn holds(self, rule: &Typed<'_, DestinationRule>) -> bool {
-        let export = &rule.spec.export_to;
+    /// True when `rule` is in this index of its namespace. `default_private`: the mesh's
+    /// `defaultDestinationRuleExportTo` holds `.`.
+    pub fn holds(self, rule: &Typed<'_, DestinationRule>, default_private: bool) -> bool {
+        let set = export_set(rule);
         let own = rule.namespace();
+        let private = (set.is_empty() && default_private)
+            || (set.len() == 1 && (set.contains(".") || set.contains(own)));
         match self {
             Index::Local => {
-                export.is_empty() || export.iter().any(|e| e == "*" || e == "." || e == own)
+                set.is_empty() || set.contains("*") || set.contains(".") || set.contains(own)
             }
-            Index::Exported => {
-                let set = export_set(rule);
-                !(set.len() == 1 && (set.contains(".") || set.contains(own)))
-            }
+            Index::Exported => !private,
+            Index::Private => private,
         }
     }
 }
 
+/// The `exportTo` Istio gives the rule: `["."]` for a rule with a workload selector.
 fn export_set(rule: &Typed<'_, DestinationRule>) -> BTreeSet<String> {
+    if rule.spec.workload_selector.is_some() {
+        return BTreeSet::from([".".to_string()]);
+    }
     rule.spec.export_to.iter().cloned().collect()
 }
 
-/// Istio's order of DestinationRules: creation time (none first), then name, then namespace.
+/// The labels of the rule's workload selector, if it has one.
+pub fn selector<'r>(rule: &'r Typed<'_, DestinationRule>) -> Option<&'r Labels> {
+    rule.spec
+        .workload_selector
+        .as_ref()
+        .map(|s| &s.match_labels)
+}
+
+/// Who asks for a host's DestinationRule: the client's namespace and, when known, its labels.
+/// `labels: None` is a client that no workload selector selects.
+#[derive(Clone, Copy, Debug)]
+pub struct Client<'l> {
+    pub namespace: &'l str,
+    pub labels: Option<&'l Labels>,
+}
+
+impl<'l> Client<'l> {
+    /// A client of `namespace` that no workload selector selects.
+    pub fn unselected(namespace: &'l str) -> Self {
+        Client {
+            namespace,
+            labels: None,
+        }
+    }
+
+    fn selected_by(&self, selector: &Labels) -> bool {
+        self.labels
+            .is_some_and(|l| selector.iter().all(|(k, v)| l.get(k) == Some(v)))
+    }
+}
+
+/// Istio's order of DestinationRules: those with a workload selector first, then creation time
+/// (none first), then name, then namespace.
 pub fn istio_order(a: &Typed<'_, DestinationRule>, b: &Typed<'_, DestinationRule>) -> Ordering {
-    created(a)
-        .cmp(&created(b))
+    let unselected = |r: &Typed<'_, DestinationRule>| r.spec.workload_selector.is_none();
+    unselected(a)
+        .cmp(&unselected(b))
+        .then_with(|| created(a).cmp(&created(b)))
         .then_with(|| a.name().cmp(b.name()))
         .then_with(|| a.namespace().cmp(b.namespace()))
 }
@@ -199,12 +250,12 @@ impl<'c, 'a> Merged<'c, 'a> {
     }
 }
 
-/// Istio's merge of `rules` (one namespace, one host, the rules of one [`Index`]; those with a
-/// workload selector are left out), in Istio's order: the entries of the index for the host.
+/// Istio's merge of `rules` (one namespace, one host, the rules of one [`Index`]), in Istio's
+/// order: the entries of the index for the host.
 pub fn merge<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c, 'a>> {
     // Two documents of one name are one object: the later one, as `kubectl apply` leaves it.
     let mut sorted: Vec<&'c Typed<'a, DestinationRule>> = Vec::new();
-    for rule in rules.iter().filter(|r| r.spec.workload_selector.is_none()) {
+    for rule in rules {
         sorted.retain(|r| r.name() != rule.name() || r.namespace() != rule.namespace());
         sorted.push(rule);
     }
@@ -212,23 +263,26 @@ pub fn merge<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c,
     let mut entries: Vec<Merged<'c, 'a>> = Vec::new();
     for rule in sorted {
         let set = export_set(rule);
-        if entries.is_empty() {
-            entries.push(Merged {
-                from: vec![rule],
-                export: set,
-            });
-            continue;
-        }
         // As `mergeDestinationRule`: the flag the last entry leaves decides.
         let mut separately = true;
         for entry in &mut entries {
-            let mergeable =
-                set == entry.export || (!entry.export.is_empty() && set.is_superset(&entry.export));
-            if !mergeable {
+            if set == entry.export {
+                separately = false;
+            } else if !entry.export.is_empty() && set.is_superset(&entry.export) {
+                separately = true;
+            } else {
                 separately = true;
                 continue;
             }
-            separately = false;
+            let (theirs, ours) = (selector(entry.head()), selector(rule));
+            match (theirs, ours) {
+                (Some(a), Some(b)) if a != b => {
+                    separately = true;
+                    continue;
+                }
+                (None, None) | (Some(_), Some(_)) => separately = false,
+                _ => {}
+            }
             entry.from.push(rule);
         }
         if separately {
@@ -246,9 +300,13 @@ pub fn merge<'c, 'a>(rules: &[&'c Typed<'a, DestinationRule>]) -> Vec<Merged<'c,
 pub fn index_entries<'c, 'a>(
     rules: &[&'c Typed<'a, DestinationRule>],
     index: Index,
+    default_private: bool,
 ) -> Vec<Merged<'c, 'a>> {
-    let of: Vec<&'c Typed<'a, DestinationRule>> =
-        rules.iter().copied().filter(|r| index.holds(r)).collect();
+    let of: Vec<&'c Typed<'a, DestinationRule>> = rules
+        .iter()
+        .copied()
+        .filter(|r| index.holds(r, default_private))
+        .collect();
     merge(&of)
 }
 
@@ -271,16 +329,31 @@ pub fn host_of(rule: &Typed<'_, DestinationRule>) -> String {
     to_fqdn(rule.namespace(), &rule.spec.host)
 }
 
-/// The entry a client in `client_ns` uses among `entries` of `index`.
+/// The entry `client` uses among `entries` of `index` (istiod's `SidecarScope.DestinationRule`):
+/// the first entry of a selector rule of the client's namespace that selects it, else the last
+/// entry without selector (in the exported index, the last one exported to the client's
+/// namespace), else none.
 pub fn chosen<'e, 'c, 'a>(
     entries: &'e [Merged<'c, 'a>],
     index: Index,
-    client_ns: &str,
+    client: Client<'_>,
 ) -> Option<&'e Merged<'c, 'a>> {
-    match index {
-        Index::Local => entries.last(),
-        Index::Exported => entries.iter().rev().find(|e| e.exported_to(client_ns)),
+    let mut catch_all = None;
+    for entry in entries {
+        match selector(entry.head()) {
+            None => {
+                if index != Index::Exported || entry.exported_to(client.namespace) {
+                    catch_all = Some(entry);
+                }
+            }
+            Some(labels) => {
+                if entry.head().namespace() == client.namespace && client.selected_by(labels) {
+                    return Some(entry);
+                }
+            }
+        }
     }
+    catch_all
 }
 
 #[cfg(test)]
@@ -336,7 +409,7 @@ mod tests {
         let snapshot = snapshot(&text);
         let config = Config::of(&snapshot);
         let all: Vec<_> = config.destination_rules.iter().collect();
-        let got = index_entries(&group(&all), Index::Local);
+        let got = index_entries(&group(&all), Index::Local, false);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].names(), "demo/a, demo/b");
         let (policy, from) = got[0].traffic_policy().unwrap();
@@ -367,13 +440,15 @@ mod tests {
         let snapshot = snapshot(&text);
         let config = Config::of(&snapshot);
         let all: Vec<_> = config.destination_rules.iter().collect();
-        let got = index_entries(&group(&all), Index::Local);
+        let got = index_entries(&group(&all), Index::Local, false);
         assert_eq!(got.len(), 2);
         assert_eq!(
-            chosen(&got, Index::Local, "demo").unwrap().names(),
+            chosen(&got, Index::Local, Client::unselected("demo"))
+                .unwrap()
+                .names(),
             "demo/b"
         );
-        let exported = index_entries(&group(&all), Index::Exported);
+        let exported = index_entries(&group(&all), Index::Exported, false);
         assert_eq!(exported.len(), 1);
         assert_eq!(exported[0].names(), "demo/b");
         // A later rule exported to more namespaces merges into the earlier one.
@@ -385,7 +460,7 @@ mod tests {
         let snapshot = self::snapshot(&text);
         let config = Config::of(&snapshot);
         let all: Vec<_> = config.destination_rules.iter().collect();
-        let exported = index_entries(&group(&all), Index::Exported);
+        let exported = index_entries(&group(&all), Index::Exported, false);
         assert_eq!(exported.len(), 1);
         assert_eq!(exported[0].names(), "demo/a, demo/b");
         assert!(!exported[0].exported_to("y"));

@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 
 use super::config::{Config, DestinationRule, Labels, PeerAuthentication, Typed};
 use super::dataplane::{Backend, BackendPorts, backend_ports, selected_backends};
-use super::destination_rules::{Index, Merged, chosen, merge};
+use super::destination_rules::{Client, Index, Merged, chosen, merge};
 use crate::kube::snapshot::Snapshot;
 
 /// The mTLS mode a server port accepts.
@@ -180,16 +180,22 @@ pub struct ClientDecision<'c, 'a> {
     pub port_level: bool,
 }
 
-/// The DestinationRule that applies to `fqdn` for a client in `client_ns` (see the module doc),
-/// merged as Istio merges the rules of one namespace and host ([`super::destination_rules`]).
+/// The DestinationRule that applies to `fqdn` for `client` (see the module doc), merged as
+/// Istio merges the rules of one namespace and host ([`super::destination_rules`]).
 pub fn destination_rule<'c, 'a>(
     config: &'c Config<'a>,
     root_namespace: &str,
-    client_ns: &str,
+    client: Client<'_>,
     fqdn: &str,
 ) -> Option<Merged<'c, 'a>> {
     let rules = rule_hosts(config);
-    destination_rule_among(&rules_for(&rules, fqdn), root_namespace, client_ns, fqdn)
+    destination_rule_among(
+        &rules_for(&rules, fqdn),
+        root_namespace,
+        client,
+        fqdn,
+        config.destination_rules_private_by_default,
+    )
 }
 
 /// The rules of [`rule_hosts`] whose host matches `fqdn` (exactly or by a wildcard).
@@ -205,31 +211,110 @@ pub fn rules_for<'r, 'c, 'a>(
 
 /// [`destination_rule`] among the rules for the host ([`rules_for`]), which an analysis over
 /// every Service computes once per Service. Istio looks in the client's namespace (the rules
-/// its clients see), then in the host's and the root namespace (the rules exported to the
-/// client); in each, the exact host before the most specific wildcard, and of the merged
-/// entries for that host the last one the client sees.
+/// its clients see; for a client of the root namespace, the root's private rules), then in the
+/// host's and the root namespace (the rules exported to the client); in each, the exact host
+/// before the most specific wildcard. When the client's namespace has rules for the host, the
+/// answer is among them, even none (workload-selector rules that do not select the client and
+/// no rule without selector): the other namespaces are then not looked at.
+/// `default_private`: the mesh's `defaultDestinationRuleExportTo` holds `.`.
 pub fn destination_rule_among<'c, 'a>(
     matching: &[&(&'c Typed<'a, DestinationRule>, String)],
     root_namespace: &str,
-    client_ns: &str,
+    client: Client<'_>,
     fqdn: &str,
+    default_private: bool,
+) -> Option<Merged<'c, 'a>> {
+    lookup(
+        matching,
+        root_namespace,
+        client,
+        fqdn,
+        default_private,
+        false,
+    )
+}
+
+/// The rule `client` would use if its own namespace had no rule for `fqdn`: when its
+/// namespace's rules for the host are all workload-selector rules that do not select it (the
+/// client then uses none), the rule of the host's or the root namespace they hide from it.
+pub fn hidden_from<'c, 'a>(
+    matching: &[&(&'c Typed<'a, DestinationRule>, String)],
+    root_namespace: &str,
+    client: Client<'_>,
+    fqdn: &str,
+    default_private: bool,
+) -> Option<Merged<'c, 'a>> {
+    if destination_rule_among(matching, root_namespace, client, fqdn, default_private).is_some() {
+        return None;
+    }
+    lookup(
+        matching,
+        root_namespace,
+        client,
+        fqdn,
+        default_private,
+        true,
+    )
+}
+
+/// [`hidden_from`] over every rule of `config`, with the rules of the client's namespace for
+/// the host that hide it (`ns/name`, in Istio's order; a rule without selector among them was
+/// merged into a selector rule).
+pub fn hidden_rule<'c, 'a>(
+    config: &'c Config<'a>,
+    root_namespace: &str,
+    client: Client<'_>,
+    fqdn: &str,
+) -> Option<(Vec<String>, Merged<'c, 'a>)> {
+    let rules = rule_hosts(config);
+    let matching = rules_for(&rules, fqdn);
+    let private = config.destination_rules_private_by_default;
+    let hidden = hidden_from(&matching, root_namespace, client, fqdn, private)?;
+    let mut own: Vec<&Typed<'a, DestinationRule>> = matching
+        .iter()
+        .map(|(r, _)| *r)
+        .filter(|r| r.namespace() == client.namespace)
+        .collect();
+    own.sort_by(|a, b| super::destination_rules::istio_order(a, b));
+    let names = own
+        .iter()
+        .map(|r| {
+            let merged_in = if r.spec.workload_selector.is_none() {
+                " (no workloadSelector, but merged into one: MD0419)"
+            } else {
+                ""
+            };
+            format!("{}/{}{merged_in}", r.namespace(), r.name())
+        })
+        .collect();
+    Some((names, hidden))
+}
+
+fn lookup<'c, 'a>(
+    matching: &[&(&'c Typed<'a, DestinationRule>, String)],
+    root_namespace: &str,
+    client: Client<'_>,
+    fqdn: &str,
+    default_private: bool,
+    skip_own: bool,
 ) -> Option<Merged<'c, 'a>> {
     let host_ns = super::config::host::split_fqdn(fqdn).map(|(ns, _)| ns);
-    let mut order = vec![client_ns];
+    let mut order = if skip_own {
+        Vec::new()
+    } else if client.namespace == root_namespace {
+        vec![(root_namespace, Index::Private)]
+    } else {
+        vec![(client.namespace, Index::Local)]
+    };
     if let Some(ns) = host_ns {
-        order.push(ns);
+        order.push((ns, Index::Exported));
     }
-    order.push(root_namespace);
-    for ns in order {
-        let index = if ns == client_ns {
-            Index::Local
-        } else {
-            Index::Exported
-        };
+    order.push((root_namespace, Index::Exported));
+    for (ns, index) in order {
         let candidates: Vec<&(&Typed<'a, DestinationRule>, String)> = matching
             .iter()
             .copied()
-            .filter(|(r, _)| r.namespace() == ns && index.holds(r))
+            .filter(|(r, _)| r.namespace() == ns && index.holds(r, default_private))
             .collect();
         let host = candidates
             .iter()
@@ -244,20 +329,20 @@ pub fn destination_rule_among<'c, 'a>(
             .map(|(r, _)| *r)
             .collect();
         let entries = merge(&rules);
-        if let Some(entry) = chosen(&entries, index, client_ns) {
-            return Some(entry.clone());
+        let entry = chosen(&entries, index, client);
+        if entry.is_some() || index != Index::Exported {
+            return entry.cloned();
         }
     }
     None
 }
 
-/// Each DestinationRule without a workload selector with its host as an FQDN, once for a
-/// whole analysis ([`client_namespaces`] asks it per Service).
+/// Each DestinationRule with its host as an FQDN, once for a whole analysis
+/// ([`client_namespaces`] asks it per Service).
 pub fn rule_hosts<'c, 'a>(config: &'c Config<'a>) -> Vec<(&'c Typed<'a, DestinationRule>, String)> {
     config
         .destination_rules
         .iter()
-        .filter(|r| r.spec.workload_selector.is_none())
         .map(|r| (r, to_fqdn(r.namespace(), &r.spec.host)))
         .collect()
 }
@@ -292,11 +377,11 @@ pub fn client_namespaces<'r>(
     out
 }
 
-/// The TLS mode a client in `client_ns` uses for `fqdn:port` (the Service port).
+/// The TLS mode `client` uses for `fqdn:port` (the Service port).
 pub fn client_tls<'c, 'a>(
     config: &'c Config<'a>,
     root_namespace: &str,
-    client_ns: &str,
+    client: Client<'_>,
     fqdn: &str,
     port: u32,
 ) -> ClientDecision<'c, 'a> {
@@ -304,9 +389,10 @@ pub fn client_tls<'c, 'a>(
     client_tls_among(
         &rules_for(&rules, fqdn),
         root_namespace,
-        client_ns,
+        client,
         fqdn,
         port,
+        config.destination_rules_private_by_default,
     )
 }
 
@@ -314,11 +400,14 @@ pub fn client_tls<'c, 'a>(
 pub fn client_tls_among<'c, 'a>(
     matching: &[&(&'c Typed<'a, DestinationRule>, String)],
     root_namespace: &str,
-    client_ns: &str,
+    client: Client<'_>,
     fqdn: &str,
     port: u32,
+    default_private: bool,
 ) -> ClientDecision<'c, 'a> {
-    let Some(merged) = destination_rule_among(matching, root_namespace, client_ns, fqdn) else {
+    let Some(merged) =
+        destination_rule_among(matching, root_namespace, client, fqdn, default_private)
+    else {
         return ClientDecision {
             mode: None,
             rule: None,
@@ -529,7 +618,13 @@ mod tests {
         let tls = |text: &str| {
             let s = snapshot(text);
             let config = Config::of(&s);
-            let d = client_tls(&config, "istio-system", "shop", host, 80);
+            let d = client_tls(
+                &config,
+                "istio-system",
+                Client::unselected("shop"),
+                host,
+                80,
+            );
             (d.mode, d.rule.map(|r| r.name().to_string()))
         };
         // Without creation times, by name: `a` is first, whatever the order of the files.
@@ -603,7 +698,13 @@ mod tests {
         let config = Config::of(&s);
         let host = "web.shop.svc.cluster.local";
         let tls = |client: &str, port| {
-            let d = client_tls(&config, "istio-system", client, host, port);
+            let d = client_tls(
+                &config,
+                "istio-system",
+                Client::unselected(client),
+                host,
+                port,
+            );
             (d.mode, d.rule.map(|r| r.name().to_string()), d.port_level)
         };
         assert_eq!(
@@ -625,11 +726,156 @@ mod tests {
         let d = client_tls(
             &config,
             "istio-system",
-            "x",
+            Client::unselected("x"),
             "db.data.svc.cluster.local",
             5432,
         );
         assert_eq!(d.mode.as_deref(), Some("ISTIO_MUTUAL"));
+    }
+
+    #[test]
+    fn workload_selector_rules_apply_to_the_clients_they_select_and_hide_the_others() {
+        let host = "web.shop.svc.cluster.local";
+        // The Service's namespace exports DISABLE; the client namespace has a selector rule.
+        let text = dr(
+            "shop",
+            "svc",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}\n",
+        ) + &dr(
+            "client",
+            "only-canary",
+            host,
+            "  workloadSelector: {matchLabels: {track: canary}}\n  trafficPolicy: {tls: {mode: SIMPLE}}\n",
+        );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let canary: Labels = [
+            ("app".to_string(), "c".to_string()),
+            ("track".into(), "canary".into()),
+        ]
+        .into_iter()
+        .collect();
+        let stable: Labels = [("app".to_string(), "c".to_string())].into_iter().collect();
+        let tls = |ns: &'static str, labels: Option<&Labels>| {
+            let client = Client {
+                namespace: ns,
+                labels,
+            };
+            let d = client_tls(&config, "istio-system", client, host, 80);
+            (d.mode, d.rule.map(|r| r.name().to_string()))
+        };
+        assert_eq!(
+            tls("client", Some(&canary)),
+            (Some("SIMPLE".into()), Some("only-canary".into()))
+        );
+        // Not selected: the client namespace's rules for the host are all Istio looks at.
+        assert_eq!(tls("client", Some(&stable)), (None, None));
+        assert_eq!(tls("client", None), (None, None));
+        // A selector rule is private to its namespace whatever its exportTo.
+        assert_eq!(
+            tls("other", Some(&canary)),
+            (Some("DISABLE".into()), Some("svc".into()))
+        );
+
+        // A rule without selector and without exportTo keeps its own entry; one whose exportTo
+        // is the selector rule's (".") merges into it and has none of its own.
+        for (export, unselected) in [("", Some("ns-wide")), ("  exportTo: [\".\"]\n", None)] {
+            let text = dr(
+                "client",
+                "a-selected",
+                host,
+                "  workloadSelector: {matchLabels: {track: canary}}\n  subsets:\n  - {name: v1, labels: {v: \"1\"}}\n",
+            ) + &dr(
+                "client",
+                "ns-wide",
+                host,
+                &format!("{export}  trafficPolicy: {{tls: {{mode: DISABLE}}}}\n"),
+            );
+            let s = snapshot(&text);
+            let config = Config::of(&s);
+            let got = |labels: Option<&Labels>| {
+                let client = Client {
+                    namespace: "client",
+                    labels,
+                };
+                destination_rule(&config, "istio-system", client, host).map(|m| m.names())
+            };
+            assert_eq!(
+                got(None).as_deref(),
+                unselected.map(|n| format!("client/{n}")).as_deref(),
+                "{export}"
+            );
+            let selected = got(Some(&canary)).unwrap();
+            if unselected.is_some() {
+                assert_eq!(selected, "client/a-selected");
+            } else {
+                assert_eq!(selected, "client/a-selected, client/ns-wide");
+            }
+        }
+    }
+
+    #[test]
+    fn the_mesh_default_export_makes_rules_without_export_to_private() {
+        let host = "web.shop.svc.cluster.local";
+        let text = dr(
+            "shop",
+            "svc",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}\n",
+        );
+        let mut s = snapshot(&text);
+        let tls = |s: &Snapshot, ns: &'static str| {
+            let config = Config::of(s);
+            client_tls(&config, "istio-system", Client::unselected(ns), host, 80).mode
+        };
+        assert_eq!(tls(&s, "client").as_deref(), Some("DISABLE"));
+        s.mesh_config = Some(serde_json::json!({"defaultDestinationRuleExportTo": ["."]}));
+        assert_eq!(tls(&s, "client"), None);
+        assert_eq!(tls(&s, "shop").as_deref(), Some("DISABLE"));
+        s.mesh_config = Some(serde_json::json!({"defaultDestinationRuleExportTo": ["*"]}));
+        assert_eq!(tls(&s, "client").as_deref(), Some("DISABLE"));
+    }
+
+    #[test]
+    fn root_namespace_clients_look_at_its_private_rules_then_the_hosts() {
+        let host = "web.shop.svc.cluster.local";
+        let text = dr(
+            "shop",
+            "svc",
+            "web",
+            "  trafficPolicy: {tls: {mode: DISABLE}}\n",
+        ) + &dr(
+            "istio-system",
+            "public",
+            host,
+            "  trafficPolicy: {tls: {mode: SIMPLE}}\n",
+        );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let mode = |ns: &'static str| {
+            client_tls(&config, "istio-system", Client::unselected(ns), host, 80).mode
+        };
+        // The root's public rule is exported: the host's namespace comes first for its clients.
+        assert_eq!(mode("istio-system").as_deref(), Some("DISABLE"));
+        let text = text
+            + &dr(
+                "istio-system",
+                "private",
+                host,
+                "  exportTo: [\".\"]\n  trafficPolicy: {tls: {mode: MUTUAL}}\n",
+            );
+        let s = snapshot(&text);
+        let config = Config::of(&s);
+        let mode = client_tls(
+            &config,
+            "istio-system",
+            Client::unselected("istio-system"),
+            host,
+            80,
+        )
+        .mode;
+        assert_eq!(mode.as_deref(), Some("MUTUAL"));
     }
 
     #[test]

@@ -360,6 +360,21 @@ impl Snapshot {
         pods.chain(templates).collect()
     }
 
+    /// Makes `namespace` the scope: the Namespaces and Services of the other namespaces move
+    /// beyond it (the Istio config analyzers still see them; findings about the scope only).
+    pub fn narrow_to(&mut self, namespace: &str) {
+        let (inside, beyond): (Vec<_>, Vec<_>) = std::mem::take(&mut self.namespaces)
+            .into_iter()
+            .partition(|n| n.object.name() == namespace);
+        self.namespaces = inside;
+        self.namespaces_beyond_scope.extend(beyond);
+        let (inside, beyond): (Vec<_>, Vec<_>) = std::mem::take(&mut self.services)
+            .into_iter()
+            .partition(|s| s.object.namespace() == Some(namespace));
+        self.services = inside;
+        self.services_beyond_scope.extend(beyond);
+    }
+
     /// The Namespaces in scope and, live with `-n`, the others.
     pub fn all_namespaces(&self) -> impl Iterator<Item = &Located<Namespace>> {
         self.namespaces.iter().chain(&self.namespaces_beyond_scope)

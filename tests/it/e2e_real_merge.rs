@@ -252,3 +252,115 @@ fn real_newer_rule_subset_is_dropped_and_md0415() {
     );
     env.delete_namespaces(&[&ns]);
 }
+
+/// Workload-selector DestinationRules (MD0418, MD0419). The server's namespace has rule
+/// `server` with subset `v1` and a VirtualService to it: from the client's namespace, 200.
+/// A rule in the client's namespace for the host with a `workloadSelector` that does not select
+/// the client: 503 (no cluster for `v1`: the client uses no DestinationRule, Istio looks no
+/// further), MD0418, and `path` fails at the cluster hop. Then a rule without selector next to
+/// it, `exportTo: ["."]`: still 503 (merged into the selector rule), MD0419. The same rule
+/// without `exportTo`: 200, no finding.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_workload_selector_rules_hide_and_swallow_md0418_md0419() {
+    let env = real_env();
+    let srv = env.namespace("real-drsel-srv", &["istio-injection=enabled"]);
+    let ns = env.namespace("real-drsel", &["istio-injection=enabled"]);
+    let host = format!("server.{srv}.svc.cluster.local");
+    let server_rule = format!(
+        "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: server\n  namespace: {srv}\nspec:\n  host: server\n  subsets:\n  - name: v1\n    labels: {{app: server}}\n"
+    );
+    let route = format!(
+        "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: server\n  namespace: {srv}\nspec:\n  hosts: [server]\n  http:\n  - route:\n    - destination: {{host: server, subset: v1}}\n"
+    );
+    let selector_rule = format!(
+        "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: canary-only\n  namespace: {ns}\nspec:\n  host: {host}\n  workloadSelector:\n    matchLabels: {{app: canary}}\n  trafficPolicy:\n    loadBalancer: {{simple: ROUND_ROBIN}}\n"
+    );
+    let everyone = |export: &str| {
+        format!(
+            "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: everyone\n  namespace: {ns}\nspec:\n  host: {host}\n{export}  subsets:\n  - name: v1\n    labels: {{app: server}}\n"
+        )
+    };
+    env.apply(&app_deployment(&srv, "server", 1));
+    env.apply(&app_deployment(&ns, "client", 1));
+    rollout(&env, &srv, "server");
+    rollout(&env, &ns, "client");
+    env.apply(&server_rule);
+    env.apply(&route);
+    let target = format!("server.{srv}");
+    let answer = request_until(&env, &ns, &target, ok);
+    assert!(ok(&answer), "expected the page, got: {answer}");
+
+    // The selector rule hides the server namespace's rule from the client.
+    env.apply(&selector_rule);
+    let answer = request_until(&env, &ns, &target, unavailable);
+    assert!(unavailable(&answer), "expected a 503, got: {answer}");
+    let base = [
+        namespace_doc(&srv),
+        namespace_doc(&ns),
+        app_deployment(&srv, "server", 1),
+        app_deployment(&ns, "client", 1),
+        server_rule.clone(),
+        route.clone(),
+        selector_rule.clone(),
+    ];
+    let (live, files) = live_and_files(&env, &ns, &base);
+    for got in [&live, &files] {
+        assert!(got.contains(&"MD0418".to_string()), "{got:?}");
+    }
+    let line = line_of(&env, &ns, "MD0418");
+    assert!(
+        line.contains(&format!("DestinationRule {ns}/canary-only has a workloadSelector (app=canary), and for host {host} Istio looks no further than namespace {ns}'s own rules: its other clients (Deployment {ns}/client) use no DestinationRule for the host, not DestinationRule {srv}/server"))
+            && line.contains("its subsets v1 do not exist for them, so a route to one gets 503"),
+        "{line}"
+    );
+    let run = env.mesh_doctor(&["path", "deploy/client", &target, "-n", &ns, "-o", "json"]);
+    assert_eq!(run.code, 79, "{}{}", run.stdout, run.stderr);
+    let doc = crate::common::real::json(&run);
+    let cluster = doc["ports"][0]["branches"][0]["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["hop"] == "cluster")
+        .unwrap_or_else(|| panic!("no cluster hop: {}", run.stdout));
+    assert_eq!(cluster["status"], "fail", "{}", run.stdout);
+    assert!(
+        cluster["summary"]
+            .as_str()
+            .unwrap()
+            .contains("the client uses no DestinationRule for"),
+        "{}",
+        run.stdout
+    );
+
+    // A rule without selector, exportTo ["."]: merged into the selector rule, still 503.
+    env.apply(&everyone("  exportTo: [\".\"]\n"));
+    std::thread::sleep(Duration::from_secs(5));
+    for _ in 0..3 {
+        let answer = request(&env, &ns, &target);
+        assert!(
+            unavailable(&answer),
+            "expected a 503 (everyone merged into canary-only), got: {answer}"
+        );
+    }
+    let mut manifests = base.to_vec();
+    manifests.push(everyone("  exportTo: [\".\"]\n"));
+    let (live, files) = live_and_files(&env, &ns, &manifests);
+    for got in [&live, &files] {
+        assert!(got.contains(&"MD0419".to_string()), "{got:?}");
+        assert!(!got.contains(&"MD0418".to_string()), "{got:?}");
+    }
+
+    // The twin: the same rule without exportTo has an entry of its own.
+    env.apply(&everyone(""));
+    let answer = request_until(&env, &ns, &target, ok);
+    assert!(ok(&answer), "expected the page, got: {answer}");
+    let mut manifests = base.to_vec();
+    manifests.push(everyone(""));
+    let (live, files) = live_and_files(&env, &ns, &manifests);
+    for got in [&live, &files] {
+        assert!(!got.contains(&"MD0418".to_string()), "{got:?}");
+        assert!(!got.contains(&"MD0419".to_string()), "{got:?}");
+    }
+    env.delete_namespaces(&[&ns, &srv]);
+}

@@ -321,3 +321,41 @@ fn a_pod_target_gets_plaintext_from_the_passthrough() {
     let (status, _, _) = outcome(&stdout);
     assert_eq!((status.as_str(), code), ("unknown", 69), "{stdout}");
 }
+
+/// A workload-selector DestinationRule in the client's namespace that does not select the
+/// client: it uses no DestinationRule, so the route's subset has no cluster (503 NC), said at
+/// the cluster hop with the rule that hides the server namespace's; the twin with a
+/// namespace-wide rule of its own is reachable.
+#[test]
+fn a_selector_rule_that_does_not_select_the_client_hides_the_subsets() {
+    const FIXTURE: &str = "tests/fixtures/security/dr-selector.yaml";
+    let (stdout, stderr, code) = run(&[
+        "path",
+        "deploy/client",
+        "server.sel-srv",
+        "-n",
+        "sel-hide",
+        "-f",
+        FIXTURE,
+    ]);
+    assert_eq!(code, 79, "{stdout}{stderr}");
+    assert!(stdout.contains("✘ cluster      the client uses no DestinationRule for server.sel-srv.svc.cluster.local: namespace sel-hide's rules for it (sel-hide/canary-only) are for the workloads a workloadSelector selects, not for it, and Istio then looks no further (not at sel-srv/server, which defines subset v1)"), "{stdout}");
+    assert!(
+        stdout.contains("(response flag NC: no cluster)"),
+        "{stdout}"
+    );
+    let (stdout, stderr, code) = run(&[
+        "path",
+        "deploy/client",
+        "server.sel-srv",
+        "-n",
+        "sel-swallow-ok",
+        "-f",
+        FIXTURE,
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("DestinationRule sel-swallow-ok/everyone"),
+        "{stdout}"
+    );
+}

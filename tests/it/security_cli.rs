@@ -411,3 +411,42 @@ fn destination_rules_that_istio_merges() {
     assert!(line("MD0415", "merged/b-disable").contains("DestinationRule merged/b-disable defines subset \"v1\" (pods labelled app=server), but Istio merges it with DestinationRule merged/a-mtls") && line("MD0415", "merged/b-disable").contains("so that subset (pods labelled version=v1) wins and this one is dropped: traffic routed to subset \"v1\" goes to pods labelled version=v1"), "{stdout}");
     assert!(line("MD0416", "nolabels/server").starts_with("Info [MD0416]") && line("MD0416", "nolabels/server").contains("subset \"everything\" without labels: it selects every endpoint of server.nolabels.svc.cluster.local"), "{stdout}");
 }
+
+/// DestinationRules with a workloadSelector, on files: in `sel-hide` the only rule for the
+/// server's host selects `app=canary`, so `client` uses no DestinationRule and loses
+/// `sel-srv/server`'s subset v1 (MD0418, on the selector rule); in `sel-swallow` a rule without
+/// selector and `exportTo: ["."]` is merged into the selector rule (MD0419, on it). The twins are
+/// quiet: a namespace-wide rule next to the selector rule (`sel-ok`), a selector rule that
+/// selects every workload of its namespace (`sel-all`), the namespace-wide rule without exportTo
+/// (`sel-swallow-ok`).
+#[test]
+fn workload_selector_rules_that_leave_clients_without_a_rule() {
+    const FIXTURE: &str = "tests/fixtures/security/dr-selector.yaml";
+    let (stdout, stderr, code) = run(&["analyze", "-f", FIXTURE, "-o", "json"]);
+    assert_eq!(code, 79, "{stderr}");
+    assert_eq!(
+        codes_and_origins(&stdout),
+        [
+            (
+                "MD0418".into(),
+                "DestinationRule sel-hide/canary-only".into()
+            ),
+            (
+                "MD0419".into(),
+                "DestinationRule sel-swallow/everyone".into()
+            ),
+        ],
+        "{stdout}"
+    );
+    let (stdout, _, _) = run(&["analyze", "-f", FIXTURE]);
+    let line = |code: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(&format!("[{code}]")))
+            .unwrap_or_else(|| panic!("{code}: {stdout}"))
+            .to_string()
+    };
+    assert!(line("MD0418").starts_with("Warning [MD0418]"), "{stdout}");
+    assert!(line("MD0418").contains("its other clients (Deployment sel-hide/client) use no DestinationRule for the host, not DestinationRule sel-srv/server, which applies to them otherwise (its subsets v1 do not exist for them, so a route to one gets 503 (response flag NC); its trafficPolicy (tls.mode ISTIO_MUTUAL) does not apply to them)"), "{stdout}");
+    assert!(line("MD0419").contains("DestinationRule sel-swallow/everyone has no workloadSelector and exportTo [\".\"], the exportTo Istio gives DestinationRule sel-swallow/canary-only, which has one (app=canary)"), "{stdout}");
+}

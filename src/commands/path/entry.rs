@@ -60,7 +60,7 @@ pub fn hops(
         return (hops, Expected::default());
     }
     let merged = sidecar
-        .then(|| destination_rule(scene.config, scene.root, q.client.namespace, host))
+        .then(|| destination_rule(scene.config, scene.root, q.client.rule_client(), host))
         .flatten();
     if !subset.is_empty() && merged.as_ref().and_then(|m| m.subset(subset)).is_none() {
         hops.push(
@@ -167,7 +167,8 @@ pub fn hops(
     }
 
     // Transport: what the client sends.
-    let tls = sidecar.then(|| client_tls(scene.config, scene.root, q.client.namespace, host, port));
+    let tls =
+        sidecar.then(|| client_tls(scene.config, scene.root, q.client.rule_client(), host, port));
     let mode = tls.as_ref().and_then(|t| t.mode.clone());
     let from = tls
         .as_ref()

@@ -12,7 +12,7 @@ use crate::envoy::upstream_tls::UpstreamTls;
 use crate::istio::authorization::{self, Call, HttpCall, Peer, Verdict};
 use crate::istio::config::{ClientTls, Labels, TrafficPolicy};
 use crate::istio::dataplane::{Dataplane, dataplane, service_backends, target_port, trust_domain};
-use crate::istio::mtls::{ServerMode, destination_rule, server_mode};
+use crate::istio::mtls::{ServerMode, destination_rule, hidden_rule, server_mode};
 use crate::kube::snapshot::{Located, Object};
 
 /// One pod, or one workload's pod template, that serves the destination.
@@ -227,7 +227,7 @@ pub fn destination(
     }
     // The rule as Istio merges the rules of one namespace and host.
     let merged = if sidecar {
-        destination_rule(scene.config, scene.root, q.client.namespace, host)
+        destination_rule(scene.config, scene.root, q.client.rule_client(), host)
     } else {
         None
     };
@@ -237,18 +237,44 @@ pub fn destination(
         match merged.as_ref().and_then(|m| m.subset(subset)) {
             Some((s, _)) => Some(s),
             None => {
-                let why = match &merged {
-                    Some(m) if m.from.len() > 1 => format!(
+                let hidden = merged
+                    .is_none()
+                    .then(|| hidden_rule(scene.config, scene.root, q.client.rule_client(), host))
+                    .flatten();
+                let why = match (&merged, &hidden) {
+                    (Some(m), _) if m.from.len() > 1 => format!(
                         "DestinationRules {} (merged) have no subset {subset}",
                         m.names()
                     ),
-                    Some(m) => format!("DestinationRule {} has no subset {subset}", m.names()),
-                    None => format!("no DestinationRule for {host} defines subset {subset}"),
+                    (Some(m), _) => format!("DestinationRule {} has no subset {subset}", m.names()),
+                    (None, Some((selectors, hidden))) => format!(
+                        "the client uses no DestinationRule for {host}: namespace {}'s rules for it ({}) are for the workloads a workloadSelector selects, not for it, and Istio then looks no further (not at {}{})",
+                        q.client.namespace,
+                        selectors.join(", "),
+                        hidden.names(),
+                        if hidden.subset(subset).is_some() {
+                            format!(", which defines subset {subset}")
+                        } else {
+                            String::new()
+                        },
+                    ),
+                    (None, None) => {
+                        format!("no DestinationRule for {host} defines subset {subset}")
+                    }
+                };
+                let fix = match &hidden {
+                    Some(_) => format!(
+                        "give namespace {} a DestinationRule for {host} without workloadSelector (and without exportTo [\".\"]), with subset {subset} (MD0418, MD0419)",
+                        q.client.namespace
+                    ),
+                    None => format!(
+                        "add subset {subset} to the DestinationRule for {host}, or route to a subset it has"
+                    ),
                 };
                 hops.push(
                     Hop::new("cluster", Status::Fail, format!("{why}: the sidecar has no cluster outbound|{port}|{subset}|{host}"))
                         .symptom("503 Service Unavailable from the client's sidecar (response flag NC: no cluster)")
-                        .fix(format!("add subset {subset} to the DestinationRule for {host}, or route to a subset it has")),
+                        .fix(fix),
                 );
                 later(&mut hops, 1);
                 return (hops, Expected::default());

@@ -185,6 +185,16 @@ pub struct ClientSide<'s> {
     pub pod: Option<String>,
 }
 
+impl ClientSide<'_> {
+    /// The client as a DestinationRule lookup sees it: its namespace and labels.
+    pub fn rule_client(&self) -> crate::istio::destination_rules::Client<'_> {
+        crate::istio::destination_rules::Client {
+            namespace: self.namespace,
+            labels: Some(self.labels),
+        }
+    }
+}
+
 /// What the request is sent to.
 #[derive(Clone, Debug)]
 pub enum Target {

@@ -77,21 +77,22 @@ const TRAFFIC_KINDS: &[Kind] = &[
     Kind::StatefulSets,
     Kind::DaemonSets,
     Kind::CronJobs,
-    Kind::PodsBeyondScope,
-    Kind::ServicesBeyondScope,
-    Kind::NamespacesBeyondScope,
 ];
 
-/// Reads the pod's namespace and Istio's config (every namespace), and builds the traffic view.
+/// Reads the pod's namespace, every namespace's Services and Istio's config, and builds the
+/// traffic view.
 async fn traffic_view(
     cluster: &Cluster,
     namespace: &str,
     pod: &k8s_openapi::api::core::v1::Pod,
     not_read: &mut Vec<diagnosis::NotRead>,
 ) -> std::result::Result<traffic::Traffic, String> {
-    let snapshot = crate::source::live::snapshot(cluster, Some(namespace), false)
+    // The read `path` makes (every namespace's Services and Istio config, the pod namespace's
+    // Pods and workloads), scoped to the pod's namespace: not every namespace's Pods.
+    let mut snapshot = crate::source::live::path::snapshot(cluster, namespace)
         .await
         .map_err(|e| e.to_string())?;
+    snapshot.narrow_to(namespace);
     for (kind, reason) in &snapshot.unavailable {
         if TRAFFIC_KINDS.contains(kind) {
             not_read.push(diagnosis::NotRead {

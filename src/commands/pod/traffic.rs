@@ -18,6 +18,7 @@ use crate::istio::authorization;
 use crate::istio::config::host::to_fqdn;
 use crate::istio::config::{Config, Labels, RouteDestination, Typed, VirtualService};
 use crate::istio::dataplane::{self, target_port};
+use crate::istio::destination_rules::Client;
 use crate::istio::mtls::{self, ServerMode};
 use crate::istio::protocol::port_protocol;
 use crate::istio::routing::{self, MESH_GATEWAY};
@@ -318,7 +319,9 @@ fn service_traffic(
 ) -> ServiceTraffic {
     let name = svc.object.name();
     let fqdn = format!("{name}.{ns}.svc.cluster.local");
-    let merged = mtls::destination_rule(config, root, ns, &fqdn);
+    // What the namespace's clients use (those a workload-selector rule selects may differ).
+    let clients = Client::unselected(ns);
+    let merged = mtls::destination_rule(config, root, clients, &fqdn);
     let ports = svc
         .object
         .spec
@@ -327,8 +330,8 @@ fn service_traffic(
         .map(|p| {
             let pod_port = target_port(p, spec);
             let server = pod_port.map(|port| mtls::server_mode(config, root, ns, labels, port));
-            let client =
-                mtls::client_tls(config, root, ns, &fqdn, u32::try_from(p.port).unwrap_or(0));
+            let port = u32::try_from(p.port).unwrap_or(0);
+            let client = mtls::client_tls(config, root, clients, &fqdn, port);
             let clients_send = match (&client.mode, client.rule) {
                 (Some(mode), Some(rule)) => format!(
                     "{mode} ({}{})",

@@ -102,12 +102,22 @@ pub struct Config<'a> {
     pub tls_routes: Vec<Typed<'a, Route>>,
     pub reference_grants: Vec<Typed<'a, ReferenceGrant>>,
     pub invalid: Vec<(&'a Located<ConfigObject>, String)>,
+    /// The mesh config's `defaultDestinationRuleExportTo` holds `.`: a DestinationRule without
+    /// `exportTo` is private to its namespace.
+    pub destination_rules_private_by_default: bool,
 }
 
 impl<'a> Config<'a> {
     /// Reads every config object of the snapshot into its type.
     pub fn of(snapshot: &'a Snapshot) -> Self {
-        let mut config = Config::default();
+        let mut config = Config {
+            destination_rules_private_by_default: snapshot
+                .mesh_config
+                .as_ref()
+                .and_then(|m| m.get("defaultDestinationRuleExportTo")?.as_array())
+                .is_some_and(|a| a.iter().any(|e| e.as_str() == Some("."))),
+            ..Config::default()
+        };
         for resource in &snapshot.config {
             let kind = resource.object.kind.as_str();
             if gateway_api::is_gateway_api(&resource.object) {

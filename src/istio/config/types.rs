@@ -159,7 +159,7 @@ pub struct DestinationRule {
     pub traffic_policy: Option<TrafficPolicy>,
     pub subsets: Vec<Subset>,
     pub export_to: Vec<String>,
-    pub workload_selector: Option<WorkloadSelector>,
+    pub workload_selector: Option<MatchLabels>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
