@@ -6,7 +6,11 @@
 twenty lacks its proxy, one service port in eight has a bad name, so every analyzer has work.
 On top (issue 13): 2,000 VirtualServices, 2,000 DestinationRules, 200 Gateways, 500
 ServiceEntries and 200 Sidecars; one route in ten names a missing host or subset. And issue 14's
-kinds: 1,000 AuthorizationPolicies and 200 HTTPRoutes.
+kinds: 1,000 AuthorizationPolicies and 200 HTTPRoutes. Issue 23's: a PeerAuthentication per
+namespace (STRICT, PERMISSIVE or DISABLE), 100 workload PeerAuthentications with portLevelMtls
+(one in two on the Service port, which has no effect), 50 DestinationRules sending plaintext to
+STRICT servers, 40 workload-selector DestinationRules, and principals, namespaces and
+service accounts in the AuthorizationPolicies (one in ten naming one that does not exist).
 Usage: gen_manifests.py OUT_DIR
 """
 import os
@@ -178,6 +182,63 @@ spec:
   rules:
   - matches: [{{path: {{type: PathPrefix, value: /}}}}]
     backendRefs: [{{name: svc-0, port: 80}}]
+""")
+    # Issue 23's kinds: mTLS and identities.
+    mode = ("STRICT", "PERMISSIVE", "STRICT", "DISABLE")[n % 4]
+    emit(n, f"""apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata:
+  name: default
+  namespace: {ns}
+spec:
+  mtls: {{mode: {mode}}}
+""")
+    if n % 10 == 0:
+        port = 8080 if n % 20 else 80
+        emit(n, f"""apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata:
+  name: app-1
+  namespace: {ns}
+spec:
+  selector: {{matchLabels: {{app: app-1}}}}
+  mtls: {{mode: STRICT}}
+  portLevelMtls:
+    {port}: {{mode: PERMISSIVE}}
+""")
+    if n % 20 == 0:
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: plaintext
+  namespace: {ns}
+spec:
+  host: svc-2
+  trafficPolicy: {{tls: {{mode: DISABLE}}}}
+""")
+    if n % 25 == 0:
+        emit(n, f"""apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: canary
+  namespace: {ns}
+spec:
+  host: svc-3.team-{(n + 1) % 1000:04}.svc.cluster.local
+  workloadSelector: {{matchLabels: {{app: app-4}}}}
+  trafficPolicy: {{loadBalancer: {{simple: LEAST_REQUEST}}}}
+""")
+    other = f"team-{(n + 7) % 1000:04}" if n % 10 else "team-gone"
+    emit(n, f"""apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata:
+  name: from-peers
+  namespace: {ns}
+spec:
+  selector: {{matchLabels: {{app: app-2}}}}
+  action: DENY
+  rules:
+  - from: [{{source: {{notNamespaces: [{ns}, {other}]}}}}]
+  - from: [{{source: {{principals: [cluster.local/ns/{other}/sa/default]}}}}]
 """)
 for f in files:
     f.close()
