@@ -2,14 +2,18 @@
 //! `ambient-l7`, files and live): an AuthorizationPolicy, RequestAuthentication, Telemetry or
 //! WasmPlugin whose `targetRefs` (else its deprecated `targetRef`, as Istio's `GetTargetRefs`
 //! reads them) name a Gateway API Gateway (`group: gateway.networking.k8s.io`, `kind:
-//! Gateway`) that does not exist or, live, is not Accepted, not Programmed or has no ready pod.
+//! Gateway`) that does not exist or, live, has no ready pod (a waypoint also: not Accepted or not
+//! Programmed).
 //!
 //! As istiod attaches them (`WorkloadPolicyMatcher.ShouldAttachPolicy`), all four kinds honour
 //! a Gateway targetRef the same way: the policy applies to the proxies labelled
 //! `gateway.networking.k8s.io/gateway-name=NAME` in the policy's namespace, a gateway's or a
 //! waypoint's alike; a `namespace` other than the policy's never matches (Istio's validation
 //! refuses it, IST0106/MD0003), and neither do other groups or kinds (validation too). So the
-//! Gateway's existence, its conditions and its ready pods decide.
+//! Gateway's existence and its ready pods decide (a gateway whose `Programmed` is `False` for
+//! want of a LoadBalancer address still applies the policy with its ready pods); for a
+//! waypoint also its `Accepted` and `Programmed` conditions, as ztunnel reaches it by its
+//! address.
 
 use super::Input;
 use super::ambient::{Reads, gateway_pods_ready};
@@ -17,7 +21,7 @@ use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::PolicyTargetRef;
 use crate::istio::config::gateway_api::GATEWAY_API_GROUP;
-use crate::istio::waypoint::{GATEWAY_NAME_LABEL, PROXY_ONLY_KINDS, gateway_state};
+use crate::istio::waypoint::{GATEWAY_NAME_LABEL, PROXY_ONLY_KINDS, WAYPOINT_CLASS, gateway_state};
 use crate::kube::snapshot::{ConfigObject, Located, Object};
 
 /// One policy with a targetRef to a Gateway: its kind, resource, what it loses when nothing
@@ -152,21 +156,44 @@ pub(super) fn analyze(input: &Input, reads: &Reads, out: &mut Vec<Finding>) {
                     let status = &g.resource.object.status;
                     let pods = gateway_pods_ready(input.snapshot, ns, &r.name);
                     let state = |pods: &[bool]| gateway_state(status, pods, &r.name, NO_PROGRAMMED);
-                    let Some(why) = state(&pods) else {
+                    let pods_fix = format!(
+                        "Find why it has no ready pod: kubectl get pods -n {ns} -l {GATEWAY_NAME_LABEL}={}.",
+                        r.name
+                    );
+                    if g.spec.gateway_class_name == WAYPOINT_CLASS {
+                        // ztunnel reaches a waypoint by the address its controller gives it.
+                        let Some(why) = state(&pods) else {
+                            continue;
+                        };
+                        if state(&[true]).is_none() {
+                            (why, pods_fix)
+                        } else {
+                            (
+                                why,
+                                format!(
+                                    "Fix the Gateway: kubectl describe gateway {} -n {ns} shows what its controller says.",
+                                    r.name
+                                ),
+                            )
+                        }
+                    } else if pods.iter().any(|ready| *ready) {
+                        // A gateway's ready proxies apply the policy, Programmed or not (an
+                        // address that a LoadBalancer never assigned does not stop them).
                         continue;
-                    };
-                    let fix = if state(&[true]).is_none() {
-                        format!(
-                            "Find why its pods are not ready: kubectl get pods -n {ns} -l {GATEWAY_NAME_LABEL}={}.",
-                            r.name
-                        )
                     } else {
-                        format!(
-                            "Fix the Gateway: kubectl describe gateway {} -n {ns} shows what its controller says.",
-                            r.name
+                        let counted = if pods.is_empty() {
+                            "no pod".to_string()
+                        } else {
+                            format!("{} pod(s), none ready", pods.len())
+                        };
+                        let cause = state(&[true])
+                            .map(|c| format!("; it {c}"))
+                            .unwrap_or_default();
+                        (
+                            format!("has {counted} ({GATEWAY_NAME_LABEL}={}){cause}", r.name),
+                            pods_fix,
                         )
-                    };
-                    (why, fix)
+                    }
                 }
             };
             out.push(Finding::new(
@@ -208,12 +235,12 @@ mod tests {
         })
     }
 
-    fn gateway(status: Value) -> Located<ConfigObject> {
+    fn gateway(class: &str, status: Value) -> Located<ConfigObject> {
         config(
             "gateway.networking.k8s.io/v1",
             "Gateway",
             "public",
-            json!({"gatewayClassName": "istio", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}),
+            json!({"gatewayClassName": class, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}),
             status,
         )
     }
@@ -257,9 +284,10 @@ mod tests {
     }
 
     #[test]
-    fn a_live_gateway_that_is_not_programmed_or_has_no_ready_pod() {
+    fn a_live_waypoint_that_is_not_programmed_or_has_no_ready_pod() {
+        let waypoint = |status| gateway("istio-waypoint", status);
         let mut s = Snapshot {
-            config: vec![policy(), gateway(programmed("False"))],
+            config: vec![policy(), waypoint(programmed("False"))],
             pods: vec![pod(true)],
             ..Snapshot::default()
         };
@@ -269,15 +297,15 @@ mod tests {
                 "AuthorizationPolicy edge/deny-admin targets Gateway edge/public, which is not Programmed (Invalid: no addresses): nothing applies the policy, so requests its rules match are not denied (they would get 403 \"RBAC: access denied\"). Fix the Gateway: kubectl describe gateway public -n edge shows what its controller says."
             ]
         );
-        s.config[1] = gateway(programmed("True"));
+        s.config[1] = waypoint(programmed("True"));
         s.pods = vec![pod(false)];
         assert_eq!(
             run(&s),
             [
-                "AuthorizationPolicy edge/deny-admin targets Gateway edge/public, which has 1 pod(s), none ready (gateway.networking.k8s.io/gateway-name=public): nothing applies the policy, so requests its rules match are not denied (they would get 403 \"RBAC: access denied\"). Find why its pods are not ready: kubectl get pods -n edge -l gateway.networking.k8s.io/gateway-name=public."
+                "AuthorizationPolicy edge/deny-admin targets Gateway edge/public, which has 1 pod(s), none ready (gateway.networking.k8s.io/gateway-name=public): nothing applies the policy, so requests its rules match are not denied (they would get 403 \"RBAC: access denied\"). Find why it has no ready pod: kubectl get pods -n edge -l gateway.networking.k8s.io/gateway-name=public."
             ]
         );
-        s.config[1] = gateway(Value::Null);
+        s.config[1] = waypoint(Value::Null);
         let none = run(&s);
         assert!(
             none[0].contains("which has no Programmed condition: no controller has taken it"),
@@ -285,7 +313,7 @@ mod tests {
         );
         // The negative twins: Programmed with a ready pod; pods not read (an existing Gateway
         // is then not judged); Gateways not read (a missing one is then not said).
-        s.config[1] = gateway(programmed("True"));
+        s.config[1] = waypoint(programmed("True"));
         s.pods = vec![pod(false), pod(true)];
         assert!(run(&s).is_empty());
         s.pods.clear();
@@ -295,6 +323,25 @@ mod tests {
         s.unavailable
             .insert(Kind::KubernetesGateways, "forbidden".into());
         assert!(run(&s).is_empty());
+    }
+
+    #[test]
+    fn an_ingress_gateway_applies_policies_with_its_ready_pods_programmed_or_not() {
+        // As on the real node: Programmed False for want of a LoadBalancer address, its pod
+        // ready: the pod applies the policy.
+        let mut s = Snapshot {
+            config: vec![policy(), gateway("istio", programmed("False"))],
+            pods: vec![pod(true)],
+            ..Snapshot::default()
+        };
+        assert!(run(&s).is_empty(), "{:?}", run(&s));
+        s.pods.clear();
+        assert_eq!(
+            run(&s),
+            [
+                "AuthorizationPolicy edge/deny-admin targets Gateway edge/public, which has no pod (gateway.networking.k8s.io/gateway-name=public); it is not Programmed (Invalid: no addresses): nothing applies the policy, so requests its rules match are not denied (they would get 403 \"RBAC: access denied\"). Find why it has no ready pod: kubectl get pods -n edge -l gateway.networking.k8s.io/gateway-name=public."
+            ]
+        );
     }
 
     #[test]

@@ -597,7 +597,7 @@ messages! {
     MD0115 = "MD0115", "PolicyTargetsUnusableGateway", Warning,
         (kind, policy, gateway, problem, effect, fix),
         "%s %s targets Gateway %s, which %s: nothing applies the policy, so %s. %s",
-        "An AuthorizationPolicy, RequestAuthentication, Telemetry or WasmPlugin attaches with targetRefs to a Gateway API Gateway that does not exist, or (live) is not Accepted, not Programmed or has no ready pod: no proxy applies it.";
+        "An AuthorizationPolicy, RequestAuthentication, Telemetry or WasmPlugin attaches with targetRefs to a Gateway API Gateway that does not exist, or (live) has no ready pod, or is a waypoint that is not Accepted or not Programmed: no proxy applies it.";
     MD0116 = "MD0116", "AmbientPodAsksForSidecar", Warning,
         (pod, asked_by, consequence),
         "Pod %s is captured by ambient (ambient.istio.io/redirection: enabled, no sidecar: ztunnel carries its traffic), but its %s asks for a sidecar: %s. Remove the sidecar request from the pod and its workload's template to keep it in ambient mode, or remove istio.io/dataplane-mode=ambient if it should run with a sidecar.",

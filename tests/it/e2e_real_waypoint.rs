@@ -16,7 +16,9 @@
 //!
 //! Then policies on those Gateways: attached to a missing, a refused and a crashing waypoint
 //! (MD0115, with istiod's own `WaypointAccepted` condition), namespace-wide config only the
-//! waypoint could apply (MD0420), and the captured pod labelled for a sidecar (MD0116).
+//! waypoint could apply (MD0420), the captured pod labelled for a sidecar (MD0116), and a real
+//! ingress Gateway whose ready proxy applies its policy though it is not Programmed (no
+//! LoadBalancer here): no MD0115.
 //!
 //! One test, in order, because the stand-ins are cluster-wide.
 
@@ -510,7 +512,7 @@ spec:
     assert!(
         on_waypoint.contains(&format!("targets Gateway {ns}/waypoint, which has "))
             && on_waypoint.contains(&format!(
-                "none ready (gateway.networking.k8s.io/gateway-name=waypoint): {denied}. Find why its pods are not ready: kubectl get pods -n {ns} -l gateway.networking.k8s.io/gateway-name=waypoint."
+                "none ready (gateway.networking.k8s.io/gateway-name=waypoint): {denied}. Find why it has no ready pod: kubectl get pods -n {ns} -l gateway.networking.k8s.io/gateway-name=waypoint."
             )),
         "{found:#?}"
     );
@@ -548,4 +550,51 @@ spec:
     env.kubectl(&["-n", ns, "label", "pod", "app", "sidecar.istio.io/inject-"]);
     let found = findings(env, ns);
     assert_eq!(message_of(&found, "MD0116", &pod), None, "{found:#?}");
+
+    // A real ingress Gateway (class istio): istiod runs its proxy, which gets ready, and leaves
+    // it Programmed=False, as no LoadBalancer assigns its address here. Its ready proxy applies
+    // the policy: no MD0115 (istiod's WaypointAccepted=False says only that it is no waypoint).
+    env.apply(&format!(
+        "apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: public, namespace: {ns}}}
+spec:
+  gatewayClassName: istio
+  listeners:
+  - {{name: http, port: 80, protocol: HTTP}}
+"
+    ));
+    env.apply(&deny_on(ns, "deny-on-ingress", "public"));
+    env.wait_for(
+        "the ingress Gateway's pod ready",
+        Duration::from_secs(120),
+        || {
+            let pods = env.get_json(&[
+                "-n",
+                ns,
+                "pods",
+                "-l",
+                "gateway.networking.k8s.io/gateway-name=public",
+            ]);
+            pods["items"]
+                .as_array()?
+                .iter()
+                .any(|p| common::real::condition(p, "Ready") == Some("True"))
+                .then_some(())
+        },
+    );
+    let gw = env.get_json(&["-n", ns, "gateway", "public"]);
+    assert_eq!(
+        condition(&gw, "Programmed").as_deref(),
+        Some("False"),
+        "{gw:#}"
+    );
+    let found = findings(env, ns);
+    assert_eq!(
+        message_of(&found, "MD0115", &origin("deny-on-ingress")),
+        None,
+        "{found:#?}"
+    );
+    // The gateway's proxy also applies the namespace-wide RequestAuthentication and Telemetry.
+    assert!(!found.iter().any(|(c, _, _)| c == "MD0420"), "{found:#?}");
 }
