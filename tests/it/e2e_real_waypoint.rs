@@ -589,6 +589,42 @@ spec:
         Some("False"),
         "{gw:#}"
     );
+    // Its Envoy holds the policy's RBAC rule (the policy is applied, Programmed or not) and the
+    // namespace-wide RequestAuthentication's issuer (a gateway's proxy applies it).
+    let pods = env.get_json(&[
+        "-n",
+        ns,
+        "pods",
+        "-l",
+        "gateway.networking.k8s.io/gateway-name=public",
+    ]);
+    let gateway_pod = pods["items"][0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rule = format!("ns[{ns}]-policy[deny-on-ingress]-rule[0]");
+    env.wait_for(
+        "the policy's RBAC rule and the JWT issuer in the ingress gateway's Envoy",
+        Duration::from_secs(60),
+        || {
+            let dump = env.kubectl_run(
+                &[
+                    "-n",
+                    ns,
+                    "exec",
+                    &gateway_pod,
+                    "--",
+                    "pilot-agent",
+                    "request",
+                    "GET",
+                    "config_dump",
+                ],
+                None,
+            );
+            (dump.stdout.contains(&rule) && dump.stdout.contains("https://issuer.example.com"))
+                .then_some(())
+        },
+    );
     let found = findings(env, ns);
     assert_eq!(
         message_of(&found, "MD0115", &origin("deny-on-ingress")),
