@@ -3,8 +3,9 @@
 //! `istio-waypoint`; live also not `Programmed` or without a ready pod) or whose workloads are
 //! not in ambient mode (MD0114); AuthorizationPolicies that select ambient workloads with what
 //! ztunnel cannot enforce (MD0403) or that target a Service of an ambient namespace without a
-//! usable waypoint (MD0404); pods with a sidecar that are also asked into ambient (MD0112);
-//! and, live, the pods ambient does not capture (MD0111), judged by the same diagnosis as `pod
+//! usable waypoint (MD0404); pods with a sidecar that are also asked into ambient (MD0112),
+//! and pods ambient captured without a sidecar that ask for one themselves (MD0116); and,
+//! live, the pods ambient does not capture (MD0111), judged by the same diagnosis as `pod
 //! NAME` from the listed ztunnel and CNI agent pods.
 
 use std::collections::BTreeMap;
@@ -19,13 +20,15 @@ use crate::findings::{Finding, ResourceRef};
 use crate::istio::ambient::{self, Request};
 use crate::istio::config::Labels;
 use crate::istio::dataplane::{has_proxy, inject_value, root_namespace};
-use crate::istio::injection::{INJECTION_LABEL, REVISION_LABEL};
+use crate::istio::injection::{
+    self, Decision, INJECT_LABEL, INJECTION_LABEL, PodFacts, REVISION_LABEL,
+};
 use crate::istio::waypoint::{
     self, GATEWAY_NAME_LABEL, Observed, PolicyScope, USE_WAYPOINT_LABEL, Use, WaypointRef,
 };
 use crate::kube::kind::Kind;
 use crate::kube::selector::labels_match;
-use crate::kube::snapshot::{Located, Object, Snapshot};
+use crate::kube::snapshot::{Located, Object, Snapshot, Workload};
 
 /// The codes of this analyzer.
 pub const CODES: &[&MessageType] = &[
@@ -33,6 +36,7 @@ pub const CODES: &[&MessageType] = &[
     messages::MD0112,
     messages::MD0113,
     messages::MD0114,
+    messages::MD0116,
     messages::MD0403,
     messages::MD0404,
 ];
@@ -56,6 +60,18 @@ fn injects_by_namespace(labels: Option<&Labels>) -> bool {
         l.get(INJECTION_LABEL).map(String::as_str) == Some("enabled")
             || l.contains_key(REVISION_LABEL)
     })
+}
+
+/// Whether the pods of a workload's template will have a sidecar: an `istio-proxy` in the
+/// template, its own `sidecar.istio.io/inject=true`, else its namespace's injection label (not
+/// opted out).
+pub(super) fn template_gets_sidecar(snapshot: &Snapshot, w: &Located<Workload>) -> bool {
+    let ns = w.object.namespace().unwrap_or("");
+    let meta = w.object.template.metadata.as_ref();
+    has_proxy(w.object.template.spec.as_ref())
+        || meta.and_then(inject_value) == Some(true)
+        || (injects_by_namespace(namespace_labels(snapshot, ns))
+            && meta.and_then(inject_value) != Some(false))
 }
 
 /// The pods without sidecar and the pod templates (of workloads without pods read) that ask
@@ -89,9 +105,9 @@ pub(super) fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>>
         let meta = w.object.template.metadata.as_ref();
         let labels = meta.and_then(|m| m.labels.as_ref());
         let ns_labels = namespace_labels(snapshot, ns);
-        let sidecar = meta.and_then(inject_value) == Some(true)
-            || (injects_by_namespace(ns_labels) && meta.and_then(inject_value) != Some(false));
-        if !sidecar && matches!(ambient::request(ns_labels, labels), Request::Asked(_)) {
+        if !template_gets_sidecar(snapshot, w)
+            && matches!(ambient::request(ns_labels, labels), Request::Asked(_))
+        {
             out.push(AmbientWorkload {
                 namespace: ns,
                 labels: labels.unwrap_or(&EMPTY),
@@ -118,6 +134,28 @@ impl Reads {
     }
 }
 
+/// The readiness of each pod of Gateway `namespace/name` (labelled
+/// `gateway.networking.k8s.io/gateway-name=NAME`), pods being deleted left out.
+pub(super) fn gateway_pods_ready(snapshot: &Snapshot, namespace: &str, name: &str) -> Vec<bool> {
+    snapshot
+        .all_pods()
+        .filter(|p| {
+            p.object.namespace() == Some(namespace)
+                && p.object.label(GATEWAY_NAME_LABEL) == Some(name)
+                && !crate::kube::lifecycle::is_ending(&p.object)
+        })
+        .map(|p| {
+            p.object
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+        })
+        .collect()
+}
+
 /// Why the waypoint carries no traffic of a Service (`for_service: Some(true)`), of a
 /// workload (`Some(false)`) or of a namespace's Services and workloads (`None`).
 pub(super) fn judge(
@@ -140,26 +178,7 @@ pub(super) fn judge(
     {
         return Some(format!("Gateway {} {why}", w.full_name()));
     }
-    let pods_ready = live.then(|| {
-        input
-            .snapshot
-            .all_pods()
-            .filter(|p| {
-                p.object.namespace() == Some(w.namespace.as_str())
-                    && p.object.label(GATEWAY_NAME_LABEL) == Some(w.name.as_str())
-                    && !crate::kube::lifecycle::is_ending(&p.object)
-            })
-            .map(|p| {
-                p.object
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.conditions.as_ref())
-                    .into_iter()
-                    .flatten()
-                    .any(|c| c.type_ == "Ready" && c.status == "True")
-            })
-            .collect()
-    });
+    let pods_ready = live.then(|| gateway_pods_ready(input.snapshot, &w.namespace, &w.name));
     // A Gateway from a file has no status: only its existence and class are judged.
     let live_gateway = gateway.is_some_and(|g| g.resource.origin.file.is_none());
     waypoint::problem(
@@ -183,6 +202,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         policies(input, &reads, &workloads, out);
     }
     sidecar_and_ambient(snapshot, out);
+    sidecar_asked_when_captured(snapshot, out);
     if reads.pods {
         not_captured(snapshot, out);
     }
@@ -485,6 +505,54 @@ fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 Some(ResourceRef::of(p)),
             ));
         }
+    }
+}
+
+/// MD0116: a pod ambient captured, without sidecar, that asks for one itself; what a
+/// re-created pod would get says what the request does.
+fn sidecar_asked_when_captured(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    for p in snapshot.pods.iter() {
+        if crate::kube::lifecycle::is_ending(&p.object) {
+            continue;
+        }
+        let ns = p.object.namespace().unwrap_or("");
+        let ns_labels = namespace_labels(snapshot, ns);
+        let Some(asked_by) = ambient::captured_pod_sidecar_ask(&p.object, ns_labels) else {
+            continue;
+        };
+        let facts = PodFacts {
+            namespace: ns,
+            namespace_labels: ns_labels,
+            labels: p.object.metadata.labels.as_ref(),
+            annotations: p.object.metadata.annotations.as_ref(),
+            host_network: p
+                .object
+                .spec
+                .as_ref()
+                .and_then(|s| s.host_network)
+                .unwrap_or(false),
+        };
+        let consequence = match injection::decide(&facts, &snapshot.webhooks) {
+            Decision::Injected { webhook, .. } => format!(
+                "a pod created now gets one from the injection webhook{}, so when this one is re-created (a rollout, an eviction, a node drain) its replacement runs with a sidecar and leaves ambient mode (the CNI agent does not redirect a pod with a sidecar): ztunnel no longer carries its traffic",
+                webhook.map_or_else(
+                    || " (a default installation's selectors assumed: no injection webhook configuration was read)".to_string(),
+                    |w| format!(" ({w})")
+                )
+            ),
+            Decision::Unknown => "whether a re-created pod gets one depends on the labels of its namespace, which was not read".to_string(),
+            Decision::NotInjected(_) if asked_by.contains("annotation") => format!(
+                "the annotation is read only by an injection webhook already called for the pod, and none is (the namespace has no injection label and the pod no {INJECT_LABEL} or {REVISION_LABEL} label), so its replacements start without a sidecar too: the annotation has no effect, but says the opposite of how the pod runs"
+            ),
+            Decision::NotInjected(skip) => format!(
+                "a re-created pod would not get one either ({}), so the request has no effect, but says the opposite of how the pod runs",
+                skip.explain()
+            ),
+        };
+        out.push(Finding::new(
+            messages::MD0116::message(format!("{ns}/{}", p.object.name()), asked_by, consequence),
+            Some(ResourceRef::of(p)),
+        ));
     }
 }
 

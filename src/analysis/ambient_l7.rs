@@ -5,9 +5,12 @@
 //! namespace, a VirtualService with HTTP routes for such a Service, and an HTTPRoute or
 //! GRPCRoute whose parent is such a Service are applied only by the Service's waypoint: when it
 //! has no usable one, MD0413 (ambient clients skip them; sidecar clients still apply routes).
+//! It also runs [`gateway_targets`] (a policy attached to a Gateway that applies nothing:
+//! MD0115) and [`ambient_wide`] (a namespace-wide one in an ambient namespace no proxy
+//! applies: MD0420).
 
-use super::Input;
 use super::ambient::{AmbientWorkload, Reads, ambient_workloads, service_without_waypoint};
+use super::{Input, ambient_wide, gateway_targets};
 use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{Labels, PolicyTargetRef};
@@ -16,7 +19,12 @@ use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{ConfigObject, Located, Object};
 
 /// The codes of this analyzer.
-pub const CODES: &[&MessageType] = &[messages::MD0412, messages::MD0413];
+pub const CODES: &[&MessageType] = &[
+    messages::MD0115,
+    messages::MD0412,
+    messages::MD0413,
+    messages::MD0420,
+];
 
 /// One object of a proxy-only kind, reduced to how it attaches.
 struct Attached<'a> {
@@ -125,6 +133,8 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             Some(ResourceRef::of(a.resource)),
         ));
     }
+    gateway_targets::analyze(input, &reads, out);
+    ambient_wide::analyze(input, &reads, &workloads, out);
     if !reads.gateways {
         return;
     }

@@ -1,6 +1,7 @@
 //! Injection findings: IST0102, IST0103, IST0123, IST0148 (as Istio's injection analyzer decides
 //! them), MD0103 (injection asked for, but no webhook matches) and MD0204 (the revision asked
-//! for is served by no webhook; see [`revisions::unserved_revisions`]).
+//! for is served by no webhook; see [`revisions::unserved_revisions`]). A pod ambient captured
+//! that asks for a sidecar itself is left to MD0116 (analyzer `ambient`).
 //! Differences from Istio are listed in docs/compat.md.
 
 use std::collections::BTreeMap;
@@ -8,6 +9,7 @@ use std::collections::BTreeMap;
 use super::revisions;
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{IST0102, IST0103, IST0123, IST0148, MD0103};
+use crate::istio::ambient::captured_pod_sidecar_ask;
 use crate::istio::injection::{
     self, DATAPLANE_MODE_LABEL, Decision, INJECTION_LABEL, PodFacts, REVISION_LABEL, Skip,
 };
@@ -100,6 +102,10 @@ pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
             continue;
         }
         let namespace = pod.object.namespace().unwrap_or("");
+        // A pod ambient captured that asks for a sidecar itself is MD0116 (analyzer ambient).
+        if captured_pod_sidecar_ask(&pod.object, namespaces.labels(namespace)).is_some() {
+            continue;
+        }
         let facts = PodFacts {
             namespace,
             namespace_labels: namespaces.labels(namespace),

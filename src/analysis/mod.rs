@@ -2,6 +2,7 @@
 
 pub mod ambient;
 pub mod ambient_l7;
+pub mod ambient_wide;
 pub mod annotations;
 pub mod application_uid;
 pub mod authn;
@@ -16,6 +17,7 @@ pub mod dr_selector;
 pub mod envoyfilter;
 pub mod external_control_plane;
 pub mod gateway;
+pub mod gateway_targets;
 pub mod image_auto;
 pub mod injection;
 pub mod istio_installed;
@@ -346,7 +348,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "ambient",
         istio_name: None,
         on_by_default: true,
-        description: "Ambient mode: waypoints that carry no traffic or are named outside ambient, AuthorizationPolicies ztunnel does not enforce as written, sidecar pods asked into ambient, and (live) pods ambient does not capture",
+        description: "Ambient mode: waypoints that carry no traffic or are named outside ambient, AuthorizationPolicies ztunnel does not enforce as written, sidecar pods asked into ambient, captured pods that ask for a sidecar, and (live) pods ambient does not capture",
         codes: ambient::CODES,
         needs: &[
             Kind::Namespaces,
@@ -366,12 +368,13 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "ambient-l7",
         istio_name: None,
         on_by_default: true,
-        description: "Ambient mode: RequestAuthentications, Telemetries and WasmPlugins that select ambient workloads (nothing applies them), and routes and targetRefs for a Service of an ambient namespace without a usable waypoint",
+        description: "Ambient mode: RequestAuthentications, Telemetries and WasmPlugins that select ambient workloads or cover an ambient namespace without sidecars (nothing applies them), routes and targetRefs for a Service of an ambient namespace without a usable waypoint, and policies attached to a Gateway that applies nothing",
         codes: ambient_l7::CODES,
         needs: &[
             Kind::Namespaces,
             Kind::Pods,
             Kind::Services,
+            Kind::AuthorizationPolicies,
             Kind::RequestAuthentications,
             Kind::Telemetries,
             Kind::WasmPlugins,

@@ -1,5 +1,6 @@
 //! MD0204: namespaces, pods and workloads that ask for an `istio.io/rev` no injection webhook
-//! serves (run by the `injection` analyzer, which then leaves MD0103 out for that case).
+//! serves (run by the `injection` analyzer, which then leaves MD0103 out for that case). A pod
+//! ambient captured that asks for a revision itself is left to MD0116.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -9,6 +10,7 @@ use super::control_plane::{at_label, cluster_of, in_cluster};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::MD0204;
 use crate::formats::text::join_names;
+use crate::istio::ambient::captured_pod_sidecar_ask;
 use crate::istio::injection::{
     self, DATAPLANE_MODE_LABEL, INJECT_LABEL, REVISION_LABEL, inject_setting, is_injection_webhook,
 };
@@ -247,7 +249,9 @@ pub fn unserved_revisions(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 continue;
             };
             let labels = p.object.metadata.labels.as_ref();
-            if opted_out(labels, p.object.metadata.annotations.as_ref()) {
+            if opted_out(labels, p.object.metadata.annotations.as_ref())
+                || captured_pod_sidecar_ask(&p.object, Some(ns_labels)).is_some()
+            {
                 continue;
             }
             let Some(ask) = injection::revision_ask(ns_labels, labels) else {

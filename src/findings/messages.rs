@@ -594,6 +594,14 @@ messages! {
         (object, label, why_not),
         "%s has the label %s, but %s: the label has no effect.",
         "An object names a waypoint, but its workloads are not in ambient mode (sidecars and pods outside the mesh never use waypoints).";
+    MD0115 = "MD0115", "PolicyTargetsUnusableGateway", Warning,
+        (kind, policy, gateway, problem, effect, fix),
+        "%s %s targets Gateway %s, which %s: nothing applies the policy, so %s. %s",
+        "An AuthorizationPolicy, RequestAuthentication, Telemetry or WasmPlugin attaches with targetRefs to a Gateway API Gateway that does not exist, or (live) has no ready pod, or is a waypoint that is not Accepted or not Programmed: no proxy applies it.";
+    MD0116 = "MD0116", "AmbientPodAsksForSidecar", Warning,
+        (pod, asked_by, consequence),
+        "Pod %s is captured by ambient (ambient.istio.io/redirection: enabled, no sidecar: ztunnel carries its traffic), but its %s asks for a sidecar: %s. Remove the sidecar request from the pod and its workload's template to keep it in ambient mode, or remove istio.io/dataplane-mode=ambient if it should run with a sidecar.",
+        "A pod that ambient captured and that has no sidecar carries a label or annotation of its own that asks for one (sidecar.istio.io/inject=true, istio.io/rev).";
     MD0201 = "MD0201", "ControlPlaneNotHighlyAvailable", Warning,
         (revision, problem, webhooks, when, namespaces, fix),
         "istiod revision %q %s, and the injection webhook configuration(s) %v call it with failurePolicy Fail: %s, no pod can be created in %s. %s",
@@ -742,6 +750,10 @@ messages! {
         (rule, selector_rule, selector, host, clients, fix_rule),
         "DestinationRule %s has no workloadSelector and exportTo [\".\"], the exportTo Istio gives DestinationRule %s, which has one (%s), for the same host %s: Istio merges it into that rule and keeps no entry of its own, so it applies only to the workloads that rule selects, and the namespace's other clients (%s) use no DestinationRule for the host. Remove exportTo from %s (or give it another value than [\".\"]).",
         "A DestinationRule without workloadSelector whose exportTo is [\".\"] is merged into a workload-selector rule of the same host and applies only to the workloads that rule selects.";
+    MD0420 = "MD0420", "NamespaceWideConfigNotApplied", Warning,
+        (kind, name, namespace, workloads, why, lost, fix),
+        "%s %s has no selector and no targetRefs, so it is for the proxies of namespace %s, but that namespace is in ambient mode and no proxy there applies it: its workloads (%s) have no sidecar, and %s: %s. %s",
+        "A namespace-wide RequestAuthentication, Telemetry or WasmPlugin (no selector, no targetRefs) in an ambient namespace where no pod has a sidecar: ztunnel does not apply these kinds, and a waypoint applies a namespace-wide Telemetry but never a namespace-wide RequestAuthentication or WasmPlugin.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

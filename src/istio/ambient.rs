@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
 
-use crate::istio::injection::DATAPLANE_MODE_LABEL;
+use crate::istio::dataplane::has_proxy;
+use crate::istio::injection::{
+    DATAPLANE_MODE_LABEL, INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL, inject_setting,
+};
 
 /// The annotation the CNI agent sets once the pod's traffic is redirected to ztunnel.
 pub const REDIRECTION_ANNOTATION: &str = "ambient.istio.io/redirection";
@@ -54,6 +57,40 @@ pub fn redirection(pod: &Pod) -> Option<&str> {
         .map(String::as_str)
 }
 
+/// What on a pod ambient captured asks for a sidecar the pod does not have: its own label
+/// `sidecar.istio.io/inject=true` (else that annotation), or its label `istio.io/rev`, when the
+/// pod has no `istio-proxy`, the CNI agent set `ambient.istio.io/redirection: enabled`, and its
+/// namespace asks for no injection (no `istio-injection` or `istio.io/rev` label: that case is
+/// Istio's IST0103). `None` otherwise, and when the pod opts out
+/// (`sidecar.istio.io/inject=false`). The text names what asks: `pod label
+/// sidecar.istio.io/inject=true`.
+pub fn captured_pod_sidecar_ask(
+    pod: &Pod,
+    namespace_labels: Option<&BTreeMap<String, String>>,
+) -> Option<String> {
+    if has_proxy(pod.spec.as_ref()) || redirection(pod) != Some("enabled") {
+        return None;
+    }
+    if namespace_labels
+        .is_some_and(|l| l.contains_key(INJECTION_LABEL) || l.contains_key(REVISION_LABEL))
+    {
+        return None;
+    }
+    let meta = &pod.metadata;
+    match inject_setting(meta.labels.as_ref(), meta.annotations.as_ref()) {
+        Some((v, how)) if v.eq_ignore_ascii_case("true") => {
+            return Some(format!("pod {how} {INJECT_LABEL}=true"));
+        }
+        Some((v, _)) if v.eq_ignore_ascii_case("false") => return None,
+        _ => {}
+    }
+    meta.labels
+        .as_ref()?
+        .get(REVISION_LABEL)
+        .filter(|r| !r.is_empty())
+        .map(|r| format!("pod label {REVISION_LABEL}={r}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +99,74 @@ mod tests {
         v.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    fn pod(own: &[(&str, &str)], annotations: &[(&str, &str)], sidecar: bool) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "namespace": "amb", "labels": labels(own),
+                         "annotations": labels(annotations)},
+            "spec": {"containers": if sidecar {
+                serde_json::json!([{"name": "app", "image": "app"}, {"name": "istio-proxy", "image": "proxyv2"}])
+            } else {
+                serde_json::json!([{"name": "app", "image": "app"}])
+            }}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_captured_pod_that_asks_for_a_sidecar_itself() {
+        let captured = [(REDIRECTION_ANNOTATION, "enabled")];
+        let amb = labels(&[(DATAPLANE_MODE_LABEL, "ambient")]);
+        let ask = |l: &[(&str, &str)],
+                   a: &[(&str, &str)],
+                   sidecar: bool,
+                   ns: &BTreeMap<String, String>| {
+            captured_pod_sidecar_ask(&pod(l, a, sidecar), Some(ns))
+        };
+        let inject = [(INJECT_LABEL, "true")];
+        assert_eq!(
+            ask(&inject, &captured, false, &amb).as_deref(),
+            Some("pod label sidecar.istio.io/inject=true")
+        );
+        let mut both: Vec<(&str, &str)> = captured.to_vec();
+        both.push((INJECT_LABEL, "true"));
+        assert_eq!(
+            ask(&[], &both, false, &amb).as_deref(),
+            Some("pod annotation sidecar.istio.io/inject=true")
+        );
+        assert_eq!(
+            ask(&[(REVISION_LABEL, "canary")], &captured, false, &amb).as_deref(),
+            Some("pod label istio.io/rev=canary")
+        );
+        // The negative twins: a sidecar (MD0112's case), not captured, an opt-out that wins,
+        // a namespace that asks for injection itself (IST0103), nothing asked.
+        assert_eq!(ask(&inject, &captured, true, &amb), None);
+        assert_eq!(ask(&inject, &[], false, &amb), None);
+        assert_eq!(
+            ask(
+                &inject,
+                &[(REDIRECTION_ANNOTATION, "disabled")],
+                false,
+                &amb
+            ),
+            None
+        );
+        assert_eq!(
+            ask(
+                &[(INJECT_LABEL, "false"), (REVISION_LABEL, "canary")],
+                &both,
+                false,
+                &amb
+            ),
+            None
+        );
+        let injected = labels(&[
+            (INJECTION_LABEL, "enabled"),
+            (DATAPLANE_MODE_LABEL, "ambient"),
+        ]);
+        assert_eq!(ask(&inject, &captured, false, &injected), None);
+        assert_eq!(ask(&[], &captured, false, &amb), None);
     }
 
     #[test]

@@ -149,13 +149,33 @@ pub fn problem(waypoint: &WaypointRef, observed: &Observed) -> Option<String> {
         ));
     }
     let pods = observed.pods_ready.as_ref()?;
+    gateway_state(
+        status,
+        pods,
+        &waypoint.name,
+        "istiod's gateway controller has not taken it (is istiod running, with ambient mode?)",
+    )
+    .map(|why| format!("Gateway {full} {why}"))
+}
+
+/// Why a Gateway API Gateway `name` that exists, read live, carries no traffic: its controller's
+/// conditions (`Accepted=False`, `Programmed` not `True`, or none: `no_programmed` says why)
+/// and the readiness of its pods (`gateway.networking.k8s.io/gateway-name=NAME`). The text
+/// follows "Gateway NS/NAME": `is not Programmed (Invalid: no addresses)`. `None` when it is
+/// Programmed and has a ready pod.
+pub fn gateway_state(
+    status: &Value,
+    pods: &[bool],
+    name: &str,
+    no_programmed: &str,
+) -> Option<String> {
     let conditions = gateway_api::conditions(status);
     if let Some(c) = conditions
         .iter()
         .find(|c| c.type_ == "Accepted" && c.status == "False")
     {
         return Some(format!(
-            "Gateway {full} is not Accepted ({}: {})",
+            "is not Accepted ({}: {})",
             c.reason,
             c.message.trim()
         ));
@@ -164,16 +184,12 @@ pub fn problem(waypoint: &WaypointRef, observed: &Observed) -> Option<String> {
         Some(c) if c.status == "True" => {}
         Some(c) => {
             return Some(format!(
-                "Gateway {full} is not Programmed ({}: {})",
+                "is not Programmed ({}: {})",
                 c.reason,
                 c.message.trim()
             ));
         }
-        None => {
-            return Some(format!(
-                "Gateway {full} has no Programmed condition: istiod's gateway controller has not taken it (is istiod running, with ambient mode?)"
-            ));
-        }
+        None => return Some(format!("has no Programmed condition: {no_programmed}")),
     }
     if !pods.iter().any(|ready| *ready) {
         let counted = if pods.is_empty() {
@@ -181,10 +197,7 @@ pub fn problem(waypoint: &WaypointRef, observed: &Observed) -> Option<String> {
         } else {
             format!("{} pod(s), none ready", pods.len())
         };
-        return Some(format!(
-            "Gateway {full} has {counted} ({GATEWAY_NAME_LABEL}={})",
-            waypoint.name
-        ));
+        return Some(format!("has {counted} ({GATEWAY_NAME_LABEL}={name})"));
     }
     None
 }

@@ -185,6 +185,15 @@ fn real_ambient_pods() {
             .contains("istioctl ztunnel-config workload ztunnel-standin.istio-system"),
         "{doc:#}"
     );
+    // Its Traffic section: ztunnel enforces its PeerAuthentication (Istio's default here).
+    let text = env.mesh_doctor(&["pod", "app", "-n", &ns]);
+    assert!(
+        text.stdout.contains(
+            "PeerAuthentication enforced by ztunnel (the pod is captured by ambient): workload PERMISSIVE; no PeerAuthentication applies (Istio's default)"
+        ),
+        "{}",
+        text.stdout
+    );
 
     // 5. disabled: not captured.
     env.kubectl(&[
@@ -201,6 +210,14 @@ fn real_ambient_pods() {
     assert!(
         check(&doc, REDIRECTED).1.contains("is \"disabled\""),
         "{doc:#}"
+    );
+    let text = env.mesh_doctor(&["pod", "app", "-n", &ns]);
+    assert!(
+        text.stdout.contains(
+            "PeerAuthentication not enforced: the pod has no sidecar and ambient does not capture it"
+        ),
+        "{}",
+        text.stdout
     );
 
     // 6. A pod in the ambient namespace that asks for a sidecar and gets one from istiod's

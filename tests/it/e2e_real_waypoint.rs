@@ -14,6 +14,12 @@
 //! labelled `gateway.networking.k8s.io/gateway-name=waypoint` beside the real waypoint's
 //! crashing one. mesh-doctor reads only their labels, node and readiness.
 //!
+//! Then policies on those Gateways: attached to a missing, a refused and a crashing waypoint
+//! (MD0115, with istiod's own `WaypointAccepted` condition), namespace-wide config only the
+//! waypoint could apply (MD0420), the captured pod labelled for a sidecar (MD0116), and a real
+//! ingress Gateway whose ready proxy applies its policy though it is not Programmed (no
+//! LoadBalancer here): no MD0115.
+//!
 //! One test, in order, because the stand-ins are cluster-wide.
 
 use crate::common;
@@ -345,6 +351,10 @@ spec:
     assert_eq!(run.code, 0, "{doc:#}");
     assert_eq!(check(&doc, POLICY_CHECK).0, "pass", "{doc:#}");
 
+    env.kubectl(&["-n", &ns, "delete", "authorizationpolicy", "from-ns"]);
+
+    policies_on_gateways_and_namespace_wide_config(&env, &ns);
+
     env.kubectl(&[
         "-n",
         "istio-system",
@@ -354,4 +364,273 @@ spec:
         "mesh-doctor-test=stand-in",
     ]);
     env.delete_namespaces(&[&ns]);
+}
+
+/// `analyze -n NS -o json`: the (code, origin, message) of every finding.
+fn findings(env: &common::TestEnv, ns: &str) -> Vec<(String, String, String)> {
+    let run = env.mesh_doctor(&["analyze", "-n", ns, "--no-probe", "-o", "json"]);
+    json(&run)
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| {
+            Some((
+                i.get("code")?.as_str()?.to_string(),
+                i["origin"].as_str().unwrap_or("").to_string(),
+                i["message"].as_str().unwrap_or("").to_string(),
+            ))
+        })
+        .collect()
+}
+
+fn message_of<'a>(
+    found: &'a [(String, String, String)],
+    code: &str,
+    origin: &str,
+) -> Option<&'a str> {
+    found
+        .iter()
+        .find(|(c, o, _)| c == code && o == origin)
+        .map(|(_, _, m)| m.as_str())
+}
+
+fn deny_on(ns: &str, name: &str, gateway: &str) -> String {
+    format!(
+        "apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {{name: {name}, namespace: {ns}}}
+spec:
+  targetRefs:
+  - {{group: gateway.networking.k8s.io, kind: Gateway, name: {gateway}}}
+  action: DENY
+  rules:
+  - to:
+    - operation: {{paths: [/admin]}}
+"
+    )
+}
+
+/// MD0115 against the real Gateways' status (istiod's conditions, the waypoint's pods), MD0420
+/// against the real waypoint, MD0116 against the real injection webhooks. The namespace names
+/// the real waypoint, Programmed, whose own pod never gets ready; the ready STAND-IN pod beside
+/// it makes it usable; Gateway `broken` is not Accepted (step 3).
+fn policies_on_gateways_and_namespace_wide_config(env: &common::TestEnv, ns: &str) {
+    env.apply(&deny_on(ns, "deny-on-waypoint", "waypoint"));
+    env.apply(&deny_on(ns, "deny-on-broken", "broken"));
+    env.apply(&deny_on(ns, "deny-on-typo", "waypiont"));
+    env.apply(&format!(
+        "apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {{name: jwt-all, namespace: {ns}}}
+spec:
+  jwtRules:
+  - {{issuer: https://issuer.example.com, jwksUri: https://issuer.example.com/jwks.json}}
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {{name: logs-all, namespace: {ns}}}
+spec:
+  accessLogging:
+  - providers: [{{name: envoy}}]
+"
+    ));
+    // istiod's own word on the policy that names no Gateway: WaypointAccepted=False, which
+    // Istio's condition analyzer (IST0171) repeats; MD0115 says what it means.
+    let reason = env.wait_for(
+        "istiod's WaypointAccepted condition on deny-on-typo",
+        Duration::from_secs(60),
+        || {
+            let ap = env.get_json(&["-n", ns, "authorizationpolicy", "deny-on-typo"]);
+            ap["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "WaypointAccepted")
+                .map(|c| (c["status"].to_string(), c["reason"].to_string()))
+        },
+    );
+    assert_eq!(
+        reason,
+        ("\"False\"".to_string(), "\"TargetNotFound\"".to_string())
+    );
+    let found = findings(env, ns);
+    let origin = |name: &str| format!("AuthorizationPolicy {ns}/{name}");
+    let denied = "nothing applies the policy, so requests its rules match are not denied (they would get 403 \"RBAC: access denied\")";
+    assert_eq!(
+        message_of(&found, "MD0115", &origin("deny-on-typo")),
+        Some(
+            format!(
+                "AuthorizationPolicy {ns}/deny-on-typo targets Gateway {ns}/waypiont, which does not exist (no Gateway API Gateway of that name in namespace {ns}): {denied}. Correct the targetRef's name in AuthorizationPolicy {ns}/deny-on-typo, or create Gateway {ns}/waypiont."
+            )
+            .as_str()
+        ),
+        "{found:#?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(c, o, _)| c == "IST0171" && *o == origin("deny-on-typo")),
+        "{found:#?}"
+    );
+    let broken = message_of(&found, "MD0115", &origin("deny-on-broken")).unwrap_or_default();
+    assert!(
+        broken.contains(&format!(
+            "targets Gateway {ns}/broken, which is not Accepted (InvalidParameters: parametersRef ConfigMap {ns}/no-such-params does not exist): {denied}. Fix the Gateway: kubectl describe gateway broken -n {ns}"
+        )),
+        "{found:#?}"
+    );
+    // The usable waypoint (the ready stand-in) applies the policy and the namespace's
+    // Telemetry, never a namespace-wide RequestAuthentication.
+    assert_eq!(
+        message_of(&found, "MD0115", &origin("deny-on-waypoint")),
+        None,
+        "{found:#?}"
+    );
+    assert_eq!(
+        message_of(&found, "MD0420", &format!("Telemetry {ns}/logs-all")),
+        None,
+        "{found:#?}"
+    );
+    let jwt = message_of(
+        &found,
+        "MD0420",
+        &format!("RequestAuthentication {ns}/jwt-all"),
+    )
+    .unwrap_or_default();
+    // Its workloads: the pod, and the stand-in (no proxy of its own; the real waypoint's pod
+    // has one and is not a workload of the namespace).
+    assert!(
+        jwt.contains(&format!(
+            "its workloads (Pod {ns}/app and Pod {ns}/waypoint-standin) have no sidecar, and a waypoint applies only the RequestAuthentications attached to it with targetRefs, never a namespace-wide one"
+        )),
+        "{found:#?}"
+    );
+
+    // Without the stand-in, the real waypoint has no ready pod: it applies nothing.
+    env.kubectl(&["-n", ns, "delete", "pod", "waypoint-standin", "--wait=true"]);
+    let found = findings(env, ns);
+    let on_waypoint = message_of(&found, "MD0115", &origin("deny-on-waypoint")).unwrap_or_default();
+    assert!(
+        on_waypoint.contains(&format!("targets Gateway {ns}/waypoint, which has "))
+            && on_waypoint.contains(&format!(
+                "none ready (gateway.networking.k8s.io/gateway-name=waypoint): {denied}. Find why it has no ready pod: kubectl get pods -n {ns} -l gateway.networking.k8s.io/gateway-name=waypoint."
+            )),
+        "{found:#?}"
+    );
+    assert!(
+        message_of(&found, "MD0420", &format!("Telemetry {ns}/logs-all"))
+            .is_some_and(|m| m.contains("no waypoint that carries traffic serves the namespace")),
+        "{found:#?}"
+    );
+
+    // The captured pod labelled for a sidecar after it was created: the real injection
+    // webhook would give a new pod one. Said once (MD0116, no IST0103).
+    env.kubectl(&[
+        "-n",
+        ns,
+        "label",
+        "pod",
+        "app",
+        "sidecar.istio.io/inject=true",
+    ]);
+    let found = findings(env, ns);
+    let pod = format!("Pod {ns}/app");
+    let asks = message_of(&found, "MD0116", &pod).unwrap_or_default();
+    assert!(
+        asks.starts_with(&format!(
+            "Pod {ns}/app is captured by ambient (ambient.istio.io/redirection: enabled, no sidecar: ztunnel carries its traffic), but its pod label sidecar.istio.io/inject=true asks for a sidecar: a pod created now gets one from the injection webhook (istio-"
+        )),
+        "{found:#?}"
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|(c, o, _)| (c == "IST0103" || c == "MD0103") && *o == pod),
+        "{found:#?}"
+    );
+    env.kubectl(&["-n", ns, "label", "pod", "app", "sidecar.istio.io/inject-"]);
+    let found = findings(env, ns);
+    assert_eq!(message_of(&found, "MD0116", &pod), None, "{found:#?}");
+
+    // A real ingress Gateway (class istio): istiod runs its proxy, which gets ready, and leaves
+    // it Programmed=False, as no LoadBalancer assigns its address here. Its ready proxy applies
+    // the policy: no MD0115 (istiod's WaypointAccepted=False says only that it is no waypoint).
+    env.apply(&format!(
+        "apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: public, namespace: {ns}}}
+spec:
+  gatewayClassName: istio
+  listeners:
+  - {{name: http, port: 80, protocol: HTTP}}
+"
+    ));
+    env.apply(&deny_on(ns, "deny-on-ingress", "public"));
+    env.wait_for(
+        "the ingress Gateway's pod ready",
+        Duration::from_secs(120),
+        || {
+            let pods = env.get_json(&[
+                "-n",
+                ns,
+                "pods",
+                "-l",
+                "gateway.networking.k8s.io/gateway-name=public",
+            ]);
+            pods["items"]
+                .as_array()?
+                .iter()
+                .any(|p| common::real::condition(p, "Ready") == Some("True"))
+                .then_some(())
+        },
+    );
+    let gw = env.get_json(&["-n", ns, "gateway", "public"]);
+    assert_eq!(
+        condition(&gw, "Programmed").as_deref(),
+        Some("False"),
+        "{gw:#}"
+    );
+    // Its Envoy holds the policy's RBAC rule (the policy is applied, Programmed or not) and the
+    // namespace-wide RequestAuthentication's issuer (a gateway's proxy applies it).
+    let pods = env.get_json(&[
+        "-n",
+        ns,
+        "pods",
+        "-l",
+        "gateway.networking.k8s.io/gateway-name=public",
+    ]);
+    let gateway_pod = pods["items"][0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rule = format!("ns[{ns}]-policy[deny-on-ingress]-rule[0]");
+    env.wait_for(
+        "the policy's RBAC rule and the JWT issuer in the ingress gateway's Envoy",
+        Duration::from_secs(60),
+        || {
+            let dump = env.kubectl_run(
+                &[
+                    "-n",
+                    ns,
+                    "exec",
+                    &gateway_pod,
+                    "--",
+                    "pilot-agent",
+                    "request",
+                    "GET",
+                    "config_dump",
+                ],
+                None,
+            );
+            (dump.stdout.contains(&rule) && dump.stdout.contains("https://issuer.example.com"))
+                .then_some(())
+        },
+    );
+    let found = findings(env, ns);
+    assert_eq!(
+        message_of(&found, "MD0115", &origin("deny-on-ingress")),
+        None,
+        "{found:#?}"
+    );
+    // The gateway's proxy also applies the namespace-wide RequestAuthentication and Telemetry.
+    assert!(!found.iter().any(|(c, _, _)| c == "MD0420"), "{found:#?}");
 }

@@ -456,16 +456,16 @@ fn traffic_section(out: &mut Out<'_>, t: &Traffic) {
                 "a named targetPort no container declares".to_string(),
                 |n| format!("pod port {n}"),
             );
+            let by = p
+                .accepts_by
+                .as_deref()
+                .unwrap_or("no PeerAuthentication: Istio's default");
             let accepts = if t.sidecar {
-                format!(
-                    "accepts {} ({})",
-                    p.accepts,
-                    p.accepts_by
-                        .as_deref()
-                        .unwrap_or("no PeerAuthentication: Istio's default")
-                )
+                format!("accepts {} ({by})", p.accepts)
+            } else if t.ambient {
+                format!("ztunnel accepts {} ({by})", p.accepts)
             } else {
-                "no sidecar: accepts plaintext only".to_string()
+                "no sidecar, not captured by ambient: accepts plaintext only".to_string()
             };
             out.field(
                 &format!("  port {name}{}/{}", p.port, p.protocol),
@@ -526,8 +526,15 @@ fn traffic_section(out: &mut Out<'_>, t: &Traffic) {
         }
     }
     let pa = &t.peer_authentication;
-    if t.sidecar {
-        let mut text = format!("workload {}", pa.workload_mode);
+    if t.sidecar || t.ambient {
+        let mut text = if t.sidecar {
+            format!("workload {}", pa.workload_mode)
+        } else {
+            format!(
+                "enforced by ztunnel (the pod is captured by ambient): workload {}",
+                pa.workload_mode
+            )
+        };
         for m in &pa.port_modes {
             text.push_str(&format!("; port {m}"));
         }
@@ -540,7 +547,7 @@ fn traffic_section(out: &mut Out<'_>, t: &Traffic) {
     } else {
         out.field(
             "PeerAuthentication",
-            "not enforced: the pod has no sidecar to terminate mTLS",
+            "not enforced: the pod has no sidecar and ambient does not capture it (no ambient.istio.io/redirection: enabled), so nothing terminates mTLS on its side",
         );
     }
     out.field(
@@ -549,9 +556,14 @@ fn traffic_section(out: &mut Out<'_>, t: &Traffic) {
             "no AuthorizationPolicy selects the pod: every caller is allowed".to_string()
         } else if t.sidecar {
             t.authorization_policies.join(", ")
+        } else if t.ambient {
+            format!(
+                "{} (enforced by ztunnel at L4: HTTP rules need a waypoint, see the ambient checks)",
+                t.authorization_policies.join(", ")
+            )
         } else {
             format!(
-                "{} select the pod, and no sidecar enforces them",
+                "{} select the pod, and nothing enforces them (no sidecar, not captured by ambient)",
                 t.authorization_policies.join(", ")
             )
         },
@@ -602,6 +614,65 @@ mod tests {
     use crate::diagnosis::tests::*;
     use crate::probe::{AdminProbe, ProxyLogs};
     use serde_json::json;
+
+    /// The Traffic section of a pod without sidecar: ztunnel's enforcement when ambient
+    /// captured it, nothing's when it did not.
+    #[test]
+    fn traffic_of_a_pod_without_sidecar_says_who_enforces() {
+        use super::super::traffic::{PeerAuthenticationView, PortTraffic, ServiceTraffic};
+        let view = |ambient: bool| Traffic {
+            sidecar: false,
+            ambient,
+            services: vec![ServiceTraffic {
+                service: "Service amb/web".into(),
+                host: "web.amb.svc.cluster.local".into(),
+                ports: vec![PortTraffic {
+                    name: "http".into(),
+                    port: 80,
+                    protocol: "HTTP",
+                    pod_port: Some(8080),
+                    accepts: "STRICT",
+                    accepts_by: Some("PeerAuthentication amb/default".into()),
+                    clients_send: "auto mTLS".into(),
+                }],
+                destination_rule: None,
+                virtual_services: vec![],
+            }],
+            peer_authentication: PeerAuthenticationView {
+                workload_mode: "STRICT",
+                port_modes: vec![],
+                applied: vec!["PeerAuthentication amb/default".into()],
+            },
+            authorization_policies: vec!["ALLOW amb/from-ns (1 rule)".into()],
+            ..Traffic::default()
+        };
+        let render = |t: &Traffic| {
+            let styles = Styles::new(false);
+            let mut out = Out {
+                text: String::new(),
+                styles: &styles,
+            };
+            traffic_section(&mut out, t);
+            out.text
+        };
+        let captured = render(&view(true));
+        for expected in [
+            "-> pod port 8080, ztunnel accepts STRICT (PeerAuthentication amb/default)",
+            "PeerAuthentication enforced by ztunnel (the pod is captured by ambient): workload STRICT; applied: PeerAuthentication amb/default",
+            "ALLOW amb/from-ns (1 rule) (enforced by ztunnel at L4: HTTP rules need a waypoint, see the ambient checks)",
+        ] {
+            assert!(captured.contains(expected), "{expected}:\n{captured}");
+        }
+        assert!(!captured.contains("not enforced"), "{captured}");
+        let outside = render(&view(false));
+        for expected in [
+            "-> pod port 8080, no sidecar, not captured by ambient: accepts plaintext only",
+            "PeerAuthentication not enforced: the pod has no sidecar and ambient does not capture it",
+            "select the pod, and nothing enforces them (no sidecar, not captured by ambient)",
+        ] {
+            assert!(outside.contains(expected), "{expected}:\n{outside}");
+        }
+    }
 
     fn crash() -> (Diagnosis, ProbeResult) {
         let pod = pod("web-crash", Some(crashloop_status()), true);

@@ -39,8 +39,13 @@ pub const ANALYZERS: &[&str] = &[
 #[serde(rename_all = "camelCase")]
 pub struct Traffic {
     /// False for a pod without a sidecar: PeerAuthentication and AuthorizationPolicy are then
-    /// enforced by nothing on its side (ztunnel for ambient pods, see the ambient checks).
+    /// enforced by ztunnel when ambient captures it ([`Traffic::ambient`]), else by nothing on
+    /// its side.
     pub sidecar: bool,
+    /// True for a pod without a sidecar that ambient captured (the CNI agent's
+    /// `ambient.istio.io/redirection: enabled`): ztunnel enforces its PeerAuthentication and,
+    /// at L4, its AuthorizationPolicies (the ambient checks say what it cannot enforce).
+    pub ambient: bool,
     pub services: Vec<ServiceTraffic>,
     pub peer_authentication: PeerAuthenticationView,
     /// `ALLOW shop/frontend-only (2 rules)`, in Istio's order of evaluation (CUSTOM, DENY,
@@ -181,8 +186,16 @@ pub fn traffic(snapshot: &Snapshot, pod: &Pod) -> Traffic {
     let sidecar = dataplane::has_proxy(spec);
     let services = selecting_services(snapshot, pod);
 
+    let ambient = !sidecar
+        && pod
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(dataplane::AMBIENT_REDIRECTION))
+            .is_some_and(|v| v == "enabled");
     let mut view = Traffic {
         sidecar,
+        ambient,
         peer_authentication: peer_authentication(&config, root, ns, labels, pod, &services),
         ..Traffic::default()
     };
