@@ -273,7 +273,7 @@ fn validate_service_entry(
         }
     }
     let namespace = resource.object.metadata.namespace.as_deref().unwrap_or("");
-    export_to(namespace, &se.export_to, true, &mut v.errors);
+    export_to(namespace, &se.export_to, true, false, &mut v.errors);
 }
 
 /// `validateWorkloadEntry`: a WorkloadEntry (`service_ports` `None`, FQDN addresses allowed) or
