@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::istio::config::zero;
+
 use super::Input;
 use super::schema_common::{
     Validation, each, export_to, is_dns1123_label, metadata, validate_labels,
@@ -19,7 +21,9 @@ use crate::kube::snapshot::{ConfigObject, Located};
 pub struct DestinationRuleSpec {
     host: String,
     traffic_policy: Option<TrafficPolicy>,
-    subsets: Vec<Option<Subset>>,
+    #[serde(deserialize_with = "zero::list")]
+    subsets: Vec<Subset>,
+    #[serde(deserialize_with = "zero::list")]
     export_to: Vec<String>,
     workload_selector: Option<Selector>,
 }
@@ -28,6 +32,7 @@ pub struct DestinationRuleSpec {
 #[serde(default, rename_all = "camelCase")]
 struct Subset {
     name: String,
+    #[serde(deserialize_with = "zero::map")]
     labels: BTreeMap<String, String>,
     traffic_policy: Option<TrafficPolicy>,
 }
@@ -35,6 +40,7 @@ struct Subset {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Selector {
+    #[serde(deserialize_with = "zero::map")]
     match_labels: BTreeMap<String, String>,
 }
 
@@ -77,10 +83,6 @@ fn validate(resource: &Located<ConfigObject>, rule: &DestinationRuleSpec, v: &mu
     traffic_policy(namespace, rule.traffic_policy.as_ref(), v);
     let mut names: Vec<&str> = Vec::new();
     for subset in &rule.subsets {
-        let Some(subset) = subset else {
-            v.error("subset may not be null");
-            continue;
-        };
         if names.contains(&subset.name.as_str()) {
             v.error(format!("duplicate subset names: {}", subset.name));
         } else {

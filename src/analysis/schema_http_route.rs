@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+use crate::istio::config::zero;
 use serde_json::Value;
 
 use super::schema_common::{
@@ -21,15 +23,18 @@ use crate::istio::go_values::float_v;
 pub struct HttpRoute {
     name: String,
     #[serde(rename = "match")]
-    matches: Vec<Option<HttpMatch>>,
-    route: Vec<Option<HttpDestination>>,
+    #[serde(deserialize_with = "zero::list")]
+    matches: Vec<HttpMatch>,
+    #[serde(deserialize_with = "zero::list")]
+    route: Vec<HttpDestination>,
     redirect: Option<Redirect>,
     direct_response: Option<DirectResponse>,
     delegate: Option<Value>,
     fault: Option<Fault>,
     rewrite: Option<Value>,
     mirror: Option<Target>,
-    mirrors: Vec<Option<Mirror>>,
+    #[serde(deserialize_with = "zero::list")]
+    mirrors: Vec<Mirror>,
     headers: Option<Headers>,
     mirror_percent: Option<Value>,
     mirror_percentage: Option<Percent>,
@@ -43,7 +48,6 @@ impl HttpRoute {
     pub fn match_header_names(&self) -> impl Iterator<Item = &String> {
         self.matches
             .iter()
-            .flatten()
             .flat_map(|m| m.headers.keys().chain(m.without_headers.keys()))
     }
 }
@@ -64,23 +68,31 @@ struct Headers {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct HeaderOperations {
+    #[serde(deserialize_with = "zero::map")]
     set: BTreeMap<String, String>,
+    #[serde(deserialize_with = "zero::map")]
     add: BTreeMap<String, String>,
+    #[serde(deserialize_with = "zero::list")]
     remove: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct HttpMatch {
-    headers: BTreeMap<String, Option<StringMatch>>,
-    without_headers: BTreeMap<String, Option<StringMatch>>,
+    #[serde(deserialize_with = "zero::map")]
+    headers: BTreeMap<String, StringMatch>,
+    #[serde(deserialize_with = "zero::map")]
+    without_headers: BTreeMap<String, StringMatch>,
     uri: Option<StringMatch>,
     scheme: Option<StringMatch>,
     method: Option<StringMatch>,
     authority: Option<StringMatch>,
-    query_params: BTreeMap<String, Option<StringMatch>>,
+    #[serde(deserialize_with = "zero::map")]
+    query_params: BTreeMap<String, StringMatch>,
     port: i64,
+    #[serde(deserialize_with = "zero::map")]
     source_labels: BTreeMap<String, String>,
+    #[serde(deserialize_with = "zero::list")]
     gateways: Vec<String>,
     source_namespace: String,
 }
@@ -97,9 +109,13 @@ struct StringMatch {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct CorsPolicy {
-    allow_origins: Vec<Option<StringMatch>>,
+    #[serde(deserialize_with = "zero::list")]
+    allow_origins: Vec<StringMatch>,
+    #[serde(deserialize_with = "zero::list")]
     allow_methods: Vec<String>,
+    #[serde(deserialize_with = "zero::list")]
     allow_headers: Vec<String>,
+    #[serde(deserialize_with = "zero::list")]
     expose_headers: Vec<String>,
     max_age: Option<String>,
 }
@@ -225,19 +241,16 @@ pub fn http_route(http: &HttpRoute, delegate: bool, v: &mut Validation) {
 
 /// `validateHTTPRouteMatchRequest`.
 fn match_requests(http: &HttpRoute, v: &mut Validation) {
-    for m in http.matches.iter().flatten() {
+    for m in http.matches.iter() {
         for (name, h) in &m.headers {
-            if h.is_none() {
-                v.error(format!("header match {name} cannot be null"));
-            }
             v.check(header::name_or_claim(name));
-            v.check(string_match(h.as_ref(), "headers"));
+            v.check(string_match(Some(h), "headers"));
         }
         for (name, h) in &m.without_headers {
             v.check(header::name_or_claim(name));
             // `*` is no regex: it is read as "present".
-            if h.as_ref().is_some_and(|h| h.regex.as_deref() != Some("*")) {
-                v.check(string_match(h.as_ref(), "withoutHeaders"));
+            if h.regex.as_deref() != Some("*") {
+                v.check(string_match(Some(h), "withoutHeaders"));
             }
         }
         v.check(string_match_regexp(m.uri.as_ref(), "uri"));
@@ -245,10 +258,10 @@ fn match_requests(http: &HttpRoute, v: &mut Validation) {
         v.check(string_match(m.method.as_ref(), "method"));
         v.check(string_match(m.authority.as_ref(), "authority"));
         for qp in m.query_params.values() {
-            v.check(string_match(qp.as_ref(), "queryParams"));
+            v.check(string_match(Some(qp), "queryParams"));
         }
     }
-    for m in http.matches.iter().flatten() {
+    for m in http.matches.iter() {
         if m.port != 0 {
             v.check(validate_port(m.port));
         }
@@ -339,12 +352,8 @@ fn mirror_percent(http: &HttpRoute, v: &mut Validation) {
 }
 
 /// `validateHTTPMirrors`.
-fn mirrors(list: &[Option<Mirror>], v: &mut Validation) {
+fn mirrors(list: &[Mirror], v: &mut Validation) {
     for m in list {
-        let Some(m) = m else {
-            v.error("mirror cannot be null");
-            continue;
-        };
         let Some(d) = &m.destination else {
             v.error("destination is required for mirrors");
             continue;
@@ -435,14 +444,13 @@ fn fault_injection(fault: &Fault, v: &mut Validation) {
 }
 
 /// `validateHTTPRedirect`: its first error only, as Istio's.
-fn redirect(r: &Redirect, matches: &[Option<HttpMatch>]) -> Option<String> {
+fn redirect(r: &Redirect, matches: &[HttpMatch]) -> Option<String> {
     if !r.uri.is_empty() && !r.prefix_rewrite.is_empty() {
         return Some("redirect may only specify one of uri or prefix_rewrite".into());
     }
     if !r.prefix_rewrite.is_empty()
         && matches
             .iter()
-            .flatten()
             .any(|m| m.uri.as_ref().is_some_and(|u| u.prefix.is_none()))
     {
         return Some(
@@ -495,13 +503,9 @@ fn direct_response(d: &DirectResponse, v: &mut Validation) {
 }
 
 /// `validateHTTPRouteDestinations`.
-fn route_destinations(routes: &[Option<HttpDestination>], v: &mut Validation) {
+fn route_destinations(routes: &[HttpDestination], v: &mut Validation) {
     let mut total = 0;
     for r in routes {
-        let Some(r) = r else {
-            v.error("weight may not be nil");
-            continue;
-        };
         if r.destination.is_none() {
             v.error("destination is required");
         }
@@ -572,7 +576,7 @@ const CORS_METHODS: &[&str] = &[
 
 /// `validateCORSPolicy`: origins (`validateAllowOrigins`), methods, header names, `maxAge`.
 fn cors_policy(policy: &CorsPolicy, v: &mut Validation) {
-    for origin in policy.allow_origins.iter().flatten() {
+    for origin in policy.allow_origins.iter() {
         let given = origin
             .exact
             .as_deref()

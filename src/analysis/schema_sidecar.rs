@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+use crate::istio::config::zero;
+
 use super::Input;
 use super::schema_common::{
     Validation, alpha_workload_selector, each, is_http, is_tls, protocol, validate_fqdn,
@@ -23,8 +25,10 @@ const UNIX: &str = "unix://";
 #[serde(default, rename_all = "camelCase")]
 pub struct SidecarSpec {
     workload_selector: Option<Selector>,
-    ingress: Vec<Option<Ingress>>,
-    egress: Vec<Option<Egress>>,
+    #[serde(deserialize_with = "zero::list")]
+    ingress: Vec<Ingress>,
+    #[serde(deserialize_with = "zero::list")]
+    egress: Vec<Egress>,
     outbound_traffic_policy: Option<OutboundPolicy>,
     inbound_connection_pool: Option<ConnectionPool>,
 }
@@ -32,6 +36,7 @@ pub struct SidecarSpec {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Selector {
+    #[serde(deserialize_with = "zero::map")]
     labels: BTreeMap<String, String>,
 }
 
@@ -60,6 +65,7 @@ struct Egress {
     port: Option<SidecarPort>,
     bind: String,
     capture_mode: String,
+    #[serde(deserialize_with = "zero::list")]
     hosts: Vec<String>,
 }
 
@@ -112,11 +118,7 @@ fn validate(resource: &Located<ConfigObject>, rule: &SidecarSpec, v: &mut Valida
         return;
     }
     let mut ports: BTreeSet<i64> = BTreeSet::new();
-    for ingress in &rule.ingress {
-        let Some(i) = ingress else {
-            v.error("sidecar: ingress may not be null");
-            continue;
-        };
+    for i in &rule.ingress {
         let Some(port) = &i.port else {
             v.error("sidecar: port is required for ingress listeners");
             continue;
@@ -220,15 +222,11 @@ fn ingress_tls(tls: &ServerTls, port_protocol: &str, v: &mut Validation) {
     tls_options(tls, v);
 }
 
-fn egress(listeners: &[Option<Egress>], namespace: &str, v: &mut Validation) {
+fn egress(listeners: &[Egress], namespace: &str, v: &mut Validation) {
     let mut ports: BTreeSet<i64> = BTreeSet::new();
     let mut sockets: BTreeSet<&str> = BTreeSet::new();
     let mut catch_all = false;
-    for (index, listener) in listeners.iter().enumerate() {
-        let Some(e) = listener else {
-            v.error("egress listener may not be null");
-            continue;
-        };
+    for (index, e) in listeners.iter().enumerate() {
         match &e.port {
             None if catch_all => {
                 v.error("sidecar: egress can have only one listener with empty port");

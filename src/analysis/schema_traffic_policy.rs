@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+use crate::istio::config::zero;
 use serde_json::Value;
 
 use super::schema_common::{
@@ -20,7 +22,8 @@ pub struct TrafficPolicy {
     connection_pool: Option<ConnectionPool>,
     outlier_detection: Option<OutlierDetection>,
     tls: Option<ClientTls>,
-    port_level_settings: Vec<Option<PortTrafficPolicy>>,
+    #[serde(deserialize_with = "zero::list")]
+    port_level_settings: Vec<PortTrafficPolicy>,
     tunnel: Option<Tunnel>,
     proxy_protocol: Option<ProxyProtocol>,
     retry_budget: Option<Value>,
@@ -122,7 +125,8 @@ struct ConsistentHash {
 #[serde(default)]
 struct HttpCookie {
     name: String,
-    attributes: Vec<Option<CookieAttribute>>,
+    #[serde(deserialize_with = "zero::list")]
+    attributes: Vec<CookieAttribute>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -141,8 +145,11 @@ struct Maglev {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Locality {
-    distribute: Vec<Option<Distribute>>,
-    failover: Vec<Option<Failover>>,
+    #[serde(deserialize_with = "zero::list")]
+    distribute: Vec<Distribute>,
+    #[serde(deserialize_with = "zero::list")]
+    failover: Vec<Failover>,
+    #[serde(deserialize_with = "zero::list")]
     failover_priority: Vec<String>,
 }
 
@@ -150,6 +157,7 @@ struct Locality {
 #[serde(default)]
 struct Distribute {
     from: String,
+    #[serde(deserialize_with = "zero::map")]
     to: BTreeMap<String, u64>,
 }
 
@@ -176,6 +184,7 @@ struct ClientTls {
     private_key: String,
     ca_certificates: String,
     credential_name: String,
+    #[serde(deserialize_with = "zero::list")]
     subject_alt_names: Vec<String>,
     insecure_skip_verify: Option<bool>,
     ca_crl: String,
@@ -245,16 +254,8 @@ pub fn traffic_policy(namespace: &str, policy: Option<&TrafficPolicy>, v: &mut V
 }
 
 /// `validatePortTrafficPolicies`: its warnings are dropped, as Istio's `appendErrors` drops them.
-fn port_traffic_policies(
-    namespace: &str,
-    policies: &[Option<PortTrafficPolicy>],
-    v: &mut Validation,
-) {
+fn port_traffic_policies(namespace: &str, policies: &[PortTrafficPolicy], v: &mut Validation) {
     for t in policies {
-        let Some(t) = t else {
-            v.error("traffic policy may not be null");
-            continue;
-        };
         if t.port.as_ref().is_none_or(Value::is_null) {
             v.error("portTrafficPolicy must have valid port");
         }
@@ -411,7 +412,7 @@ fn consistent_hash(hash: &ConsistentHash, v: &mut Validation) {
         }
         let mut names: Vec<&str> = Vec::new();
         for attribute in &cookie.attributes {
-            let name = attribute.as_ref().map_or("", |a| a.name.as_str());
+            let name = attribute.name.as_str();
             if name.is_empty() {
                 v.error("cookie attribute name cannot be empty");
             } else if names.contains(&name) {
@@ -467,7 +468,7 @@ fn locality_lb(lb: &Locality, outlier: bool, v: &mut Validation) {
         return;
     }
     let mut sources = Vec::new();
-    for d in lb.distribute.iter().flatten() {
+    for d in lb.distribute.iter() {
         sources.push(d.from.as_str());
         if d.to.values().any(|w| *w == 0 || *w > 100) {
             v.error("locality weight must be in range [1, 100]");
@@ -485,7 +486,7 @@ fn locality_lb(lb: &Locality, outlier: bool, v: &mut Validation) {
     if (!lb.failover.is_empty() || !lb.failover_priority.is_empty()) && !outlier {
         v.warn(FAILOVER_WARNING);
     }
-    for f in lb.failover.iter().flatten() {
+    for f in lb.failover.iter() {
         if f.from == f.to {
             v.error("locality lb failover settings must specify different regions");
         }
@@ -508,7 +509,7 @@ fn zone_aware_lb(lb: &Locality, outlier: bool, v: &mut Validation) {
     if (!lb.failover.is_empty() || !lb.failover_priority.is_empty()) && !outlier {
         v.warn(FAILOVER_WARNING);
     }
-    for f in lb.failover.iter().flatten() {
+    for f in lb.failover.iter() {
         if f.from == f.to {
             v.error("zone aware lb failover settings must specify different regions");
         }

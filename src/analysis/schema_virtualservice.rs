@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::istio::config::zero;
+
 use super::schema_common::{
     Validation, export_to, is_ip, validate_ip_subnet, validate_labels, validate_port,
     validate_wildcard_domain,
@@ -20,11 +22,17 @@ use crate::kube::snapshot::{ConfigObject, Located};
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualServiceSpec {
+    #[serde(deserialize_with = "zero::list")]
     hosts: Vec<String>,
+    #[serde(deserialize_with = "zero::list")]
     gateways: Vec<String>,
-    http: Vec<Option<HttpRoute>>,
-    tls: Vec<Option<L4Route>>,
-    tcp: Vec<Option<L4Route>>,
+    #[serde(deserialize_with = "zero::list")]
+    http: Vec<HttpRoute>,
+    #[serde(deserialize_with = "zero::list")]
+    tls: Vec<L4Route>,
+    #[serde(deserialize_with = "zero::list")]
+    tcp: Vec<L4Route>,
+    #[serde(deserialize_with = "zero::list")]
     export_to: Vec<String>,
 }
 
@@ -33,17 +41,23 @@ pub struct VirtualServiceSpec {
 #[serde(default, rename_all = "camelCase")]
 struct L4Route {
     #[serde(rename = "match")]
-    matches: Vec<Option<L4Match>>,
-    route: Vec<Option<Destination>>,
+    #[serde(deserialize_with = "zero::list")]
+    matches: Vec<L4Match>,
+    #[serde(deserialize_with = "zero::list")]
+    route: Vec<Destination>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct L4Match {
+    #[serde(deserialize_with = "zero::list")]
     sni_hosts: Vec<String>,
+    #[serde(deserialize_with = "zero::list")]
     destination_subnets: Vec<String>,
     port: i64,
+    #[serde(deserialize_with = "zero::map")]
     source_labels: BTreeMap<String, String>,
+    #[serde(deserialize_with = "zero::list")]
     gateways: Vec<String>,
 }
 
@@ -78,12 +92,7 @@ pub fn validate(resource: &Located<ConfigObject>, vs: &VirtualServiceSpec, v: &m
         (!gateway, gateway)
     };
     if !applies_to_gateway {
-        for key in vs
-            .http
-            .iter()
-            .flatten()
-            .flat_map(HttpRoute::match_header_names)
-        {
+        for key in vs.http.iter().flat_map(HttpRoute::match_header_names) {
             if is_routing_claim(key) {
                 v.error(format!(
                     "JWT claim based routing (key: {key}) is only supported for gateway, found no gateways: [{}]",
@@ -95,8 +104,7 @@ pub fn validate(resource: &Located<ConfigObject>, vs: &VirtualServiceSpec, v: &m
     let sni = vs
         .tls
         .iter()
-        .flatten()
-        .any(|t| t.matches.iter().flatten().any(|m| !m.sni_hosts.is_empty()));
+        .any(|t| t.matches.iter().any(|m| !m.sni_hosts.is_empty()));
     let mut all_valid = true;
     for h in &vs.hosts {
         let err = if applies_to_gateway {
@@ -131,21 +139,14 @@ pub fn validate(resource: &Located<ConfigObject>, vs: &VirtualServiceSpec, v: &m
     if vs.http.is_empty() && vs.tcp.is_empty() && vs.tls.is_empty() {
         v.error("http, tcp or tls must be provided in virtual service");
     }
-    for http in vs.http.iter() {
-        match http {
-            None => v.error("http route may not be null"),
-            Some(h) => http_route(h, vs.hosts.is_empty(), v),
-        }
+    for http in &vs.http {
+        http_route(http, vs.hosts.is_empty(), v);
     }
-    for tls in vs.tls.iter().flatten() {
+    for tls in vs.tls.iter() {
         if tls.matches.is_empty() {
             v.error("TLS route must have at least one match condition");
         }
         for m in &tls.matches {
-            let Some(m) = m else {
-                v.error("TLS match may not be null");
-                continue;
-            };
             if m.sni_hosts.is_empty() {
                 v.error("TLS match must have at least one SNI host");
             }
@@ -159,12 +160,9 @@ pub fn validate(resource: &Located<ConfigObject>, vs: &VirtualServiceSpec, v: &m
         }
         destinations(&tls.route, v);
     }
-    for tcp in vs.tcp.iter().flatten() {
+    for tcp in vs.tcp.iter() {
         for m in &tcp.matches {
-            match m {
-                Some(m) => l4_match(m, v),
-                None => v.error("tcp match may not be nil"),
-            }
+            l4_match(m, v);
         }
         if tcp.route.is_empty() {
             v.error("TCP route is required");
@@ -233,13 +231,9 @@ fn l4_match(m: &L4Match, v: &mut Validation) {
 }
 
 /// `validateRouteDestinations`.
-fn destinations(routes: &[Option<Destination>], v: &mut Validation) {
+fn destinations(routes: &[Destination], v: &mut Validation) {
     let mut total = 0;
     for r in routes {
-        let Some(r) = r else {
-            v.error("weight may not be nil");
-            continue;
-        };
         match &r.destination {
             None => v.error("destination is required"),
             Some(d) => target(d, v),

@@ -181,3 +181,8 @@ fn the_recordings_are_istioctls() {
         );
     }
 }
+
+#[test]
+fn nulls_in_lists_and_maps_are_zero_values_as_istioctl_reads_them() {
+    assert_same_as_istioctl("nulls");
+}
