@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 
 use super::Input;
-use super::schema::destination_rule_errors;
+use super::schema_destinationrule::rejected;
 use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{DestinationRule, Subset, TrafficPolicy, Typed};
@@ -161,7 +161,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         .config
         .destination_rules
         .iter()
-        .filter(|r| destination_rule_errors(&r.spec).is_empty())
+        .filter(|r| !rejected(r.resource))
         .collect();
     let mut dropped_subsets: BTreeSet<(String, String)> = BTreeSet::new();
     let mut reported: BTreeSet<(&str, String, String)> = BTreeSet::new();

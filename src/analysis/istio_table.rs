@@ -9,7 +9,7 @@ use super::{
 use super::{authn, authz, schema_authz, schema_security, telemetry};
 use super::{conditions, external_control_plane, k8sgateway, webhook};
 use super::{destinationrule, envoyfilter, gateway, schema, serviceentry, sidecar, virtualservice};
-use super::{schema_gateway, schema_serviceentry, schema_sidecar};
+use super::{schema_destinationrule, schema_gateway, schema_serviceentry, schema_sidecar};
 use crate::findings::messages;
 use crate::kube::kind::Kind;
 
@@ -33,10 +33,10 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "schema.ValidationAnalyzer.DestinationRule",
         istio_name: None,
         on_by_default: true,
-        description: "Validates the TLS settings of DestinationRules as Istio's webhook would",
-        codes: &[messages::IST0106],
+        description: "Validates DestinationRules as Istio's webhook would",
+        codes: &[messages::IST0106, messages::IST0133],
         needs: &[Kind::DestinationRules],
-        run: Run::Config(schema::destination_rules),
+        run: Run::Config(schema_destinationrule::destination_rules),
     },
     Analyzer {
         name: "schema.ValidationAnalyzer.EnvoyFilter",

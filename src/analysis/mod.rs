@@ -37,10 +37,14 @@ pub mod runtime;
 pub mod schema;
 pub mod schema_authz;
 pub mod schema_common;
+pub mod schema_destinationrule;
 pub mod schema_gateway;
+pub mod schema_http_headers;
+pub mod schema_http_route;
 pub mod schema_security;
 pub mod schema_serviceentry;
 pub mod schema_sidecar;
+pub mod schema_traffic_policy;
 pub mod schema_virtualservice;
 pub mod service_association;
 pub mod serviceentry;
@@ -116,7 +120,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "crd-schemas",
         istio_name: None,
         on_by_default: true,
-        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, bounds, lengths, item counts, oneOf)",
+        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, formats, bounds, lengths, item counts, oneOf, anyOf, not, list-type duplicates)",
         codes: &[messages::MD0003],
         needs: CRD_KINDS,
         run: Run::Snapshot(object_rules::crd_schemas),

@@ -15,9 +15,7 @@ use super::schema_common::{Validation, metadata};
 use super::schema_virtualservice;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
-use crate::istio::config::{
-    HttpMatch, HttpRoute, RouteDestination, StringMatch, Typed, VirtualService,
-};
+use crate::istio::config::{HttpMatch, HttpRoute, StringMatch, Typed, VirtualService};
 use crate::kube::snapshot::{ConfigObject, Located};
 
 fn reference(resource: &Located<ConfigObject>) -> Option<ResourceRef> {
@@ -43,42 +41,12 @@ pub fn virtual_services(input: &Input, out: &mut Vec<Finding>) {
             v.report(&ResourceRef::of(vs.resource), out);
             continue;
         }
-        validate(&vs.spec, &mut v.errors);
         let spec = &vs.resource.object.spec;
         if let Ok(whole) = schema_virtualservice::VirtualServiceSpec::deserialize(spec) {
             schema_virtualservice::validate(vs.resource, &whole, &mut v);
         }
         v.report(&ResourceRef::of(vs.resource), out);
         unreachable_rules(vs, out);
-    }
-}
-
-fn validate(vs: &VirtualService, errors: &mut Vec<String>) {
-    if vs.http.is_empty() && vs.tcp.is_empty() && vs.tls.is_empty() {
-        errors.push("http, tcp or tls must be provided in virtual service".into());
-    }
-    for http in &vs.http {
-        weights(&http.route, errors);
-    }
-    for tcp in &vs.tcp {
-        weights(&tcp.route, errors);
-    }
-    for tls in &vs.tls {
-        weights(&tls.route, errors);
-    }
-}
-
-fn weights(routes: &[RouteDestination], errors: &mut Vec<String>) {
-    for r in routes {
-        if r.destination.is_none() {
-            errors.push("destination is required".into());
-        }
-        if r.weight < 0 {
-            errors.push(format!("weight {} < 0", r.weight));
-        }
-    }
-    if routes.len() > 1 && routes.iter().map(|r| i64::from(r.weight)).sum::<i64>() == 0 {
-        errors.push("total destination weight = 0".into());
     }
 }
 
@@ -280,146 +248,6 @@ fn covers(a: &Overlap, b: &Overlap) -> bool {
         && covers_map(&a.headers, &b.headers)
         && covers_map(&a.query, &b.query)
         && covers_map(&a.without, &b.without)
-}
-
-/// Istio's client TLS rules (`ValidateClientTLSSettings`, the parts mesh-doctor checks).
-fn client_tls(tls: &crate::istio::config::ClientTls, errors: &mut Vec<String>) {
-    let originates = matches!(tls.mode.as_str(), "SIMPLE" | "MUTUAL");
-    if originates && !tls.credential_name.is_empty() {
-        if !tls.client_certificate.is_empty()
-            || !tls.ca_certificates.is_empty()
-            || !tls.private_key.is_empty()
-            || !tls.ca_crl.is_empty()
-        {
-            errors.push(
-                "cannot specify client certificates or CA certificate or CA CRL If credentialName is set"
-                    .into(),
-            );
-        }
-        return;
-    }
-    if tls.mode == "MUTUAL" {
-        if tls.client_certificate.is_empty() {
-            errors.push("client certificate required for mutual tls".into());
-        }
-        if tls.private_key.is_empty() {
-            errors.push("private key required for mutual tls".into());
-        }
-    }
-}
-
-fn traffic_policy(policy: &crate::istio::config::TrafficPolicy, errors: &mut Vec<String>) {
-    outlier_detection(policy.outlier_detection.as_ref(), errors);
-    connection_pool(policy.connection_pool.as_ref(), errors);
-    if let Some(tls) = &policy.tls {
-        client_tls(tls, errors);
-    }
-    for p in &policy.port_level_settings {
-        outlier_detection(p.outlier_detection.as_ref(), errors);
-        connection_pool(p.connection_pool.as_ref(), errors);
-        if let Some(tls) = &p.tls {
-            client_tls(tls, errors);
-        }
-    }
-}
-
-fn int_at(value: &Value, path: &str) -> i64 {
-    value.pointer(path).and_then(Value::as_i64).unwrap_or(0)
-}
-
-/// `validateOutlierDetection`'s errors (its durations and the deprecation warning aside).
-fn outlier_detection(outlier: Option<&Value>, errors: &mut Vec<String>) {
-    let Some(outlier) = outlier.filter(|o| o.is_object()) else {
-        return;
-    };
-    let split = outlier
-        .get("splitExternalLocalOriginErrors")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if !split && int_at(outlier, "/consecutiveLocalOriginFailures") > 0 {
-        errors.push("outlier detection consecutive local origin failures is specified, but split external local origin errors is set to false".into());
-    }
-    for key in ["/maxEjectionPercent", "/minHealthPercent"] {
-        let value = int_at(outlier, key);
-        if !(0..=100).contains(&value) {
-            errors.push(format!("percentage {value} is not in range 0..100"));
-        }
-    }
-}
-
-/// `validateConnectionPool`'s errors (its durations aside).
-fn connection_pool(pool: Option<&Value>, errors: &mut Vec<String>) {
-    let Some(pool) = pool.filter(|p| p.is_object()) else {
-        return;
-    };
-    let http = pool.get("http").filter(|h| !h.is_null());
-    let tcp = pool.get("tcp").filter(|t| !t.is_null());
-    if http.is_none() && tcp.is_none() {
-        errors.push("connection pool must have at least one field".into());
-        return;
-    }
-    if let Some(http) = http {
-        for (key, what) in [
-            ("/http1MaxPendingRequests", "http1 max pending requests"),
-            ("/http2MaxRequests", "http2 max requests"),
-            ("/maxRequestsPerConnection", "max requests per connection"),
-            ("/maxRetries", "max retries"),
-        ] {
-            if int_at(http, key) < 0 {
-                errors.push(format!("{what} must be non-negative"));
-            }
-        }
-        let upgrade = http.get("h2UpgradePolicy").and_then(Value::as_str) == Some("UPGRADE");
-        if upgrade && http.get("useClientProtocol").and_then(Value::as_bool) == Some(true) {
-            errors.push(
-                "use client protocol must not be true when H2UpgradePolicy is UPGRADE".into(),
-            );
-        }
-        if int_at(http, "/maxConcurrentStreams") < 0 {
-            errors.push("max concurrent streams must be non-negative".into());
-        }
-        if let Some(keepalive) = http.get("http2KeepAlive").filter(|k| k.is_object()) {
-            if keepalive.get("interval").is_none_or(Value::is_null) {
-                errors.push("http2 keepalive interval is required".into());
-            }
-            if keepalive.get("timeout").is_none_or(Value::is_null) {
-                errors.push("http2 keepalive timeout is required".into());
-            }
-        }
-    }
-    if let Some(tcp) = tcp
-        && int_at(tcp, "/maxConnections") < 0
-    {
-        errors.push("max connections must be non-negative".into());
-    }
-}
-
-/// `schema.ValidationAnalyzer.DestinationRule`: the TLS settings of the rule, its ports and its
-/// subsets (IST0106).
-pub fn destination_rules(input: &Input, out: &mut Vec<Finding>) {
-    for dr in &input.config.destination_rules {
-        for e in destination_rule_errors(&dr.spec) {
-            out.push(Finding::new(
-                messages::IST0106::message(e),
-                reference(dr.resource),
-            ));
-        }
-    }
-}
-
-/// The errors Istio's validation finds in a DestinationRule's traffic policies (those of
-/// [`destination_rules`]): a rule with one never reaches istiod.
-pub fn destination_rule_errors(dr: &crate::istio::config::DestinationRule) -> Vec<String> {
-    let mut errors = Vec::new();
-    if let Some(p) = &dr.traffic_policy {
-        traffic_policy(p, &mut errors);
-    }
-    for s in &dr.subsets {
-        if let Some(p) = &s.traffic_policy {
-            traffic_policy(p, &mut errors);
-        }
-    }
-    errors
 }
 
 /// Istio's warning on every EnvoyFilter.

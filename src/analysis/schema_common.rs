@@ -331,11 +331,13 @@ pub fn alpha_workload_selector(
     (warning, errors)
 }
 
-/// `validateExportTo`.
+/// `validateExportTo`; `selector` for a DestinationRule with a `workloadSelector`, which may be
+/// exported to its own namespace only.
 pub fn export_to(
     namespace: &str,
     export_to: &[String],
     service_entry: bool,
+    selector: bool,
     errors: &mut Vec<String>,
 ) {
     if export_to.is_empty() {
@@ -362,6 +364,19 @@ pub fn export_to(
             errors.push(err);
         } else {
             set.push(key);
+        }
+    }
+    if selector && !set.is_empty() {
+        if !set.iter().any(|k| k == namespace) {
+            errors.push(
+                "destination rule with workload selector cannot have exportTo beyond current namespace"
+                    .into(),
+            );
+        } else if set.len() > 1 {
+            errors.push(
+                "destination rule with workload selector cannot have multiple entries in exportTo"
+                    .into(),
+            );
         }
     }
     if set.iter().any(|k| k == "*") && export_to.len() > 1 {
@@ -439,12 +454,20 @@ pub fn multierror_text(errors: &[String]) -> String {
     )
 }
 
-/// A protobuf duration (`1.5s`) as Istio's `ValidateDuration` judges it: under 1ms, or finer
-/// than milliseconds, is an error. `None` also for text that is not a protobuf duration (the
-/// reader decides about that).
+/// A duration as Istio's `ValidateDuration` judges it (read as Istio's reader reads it: Go's
+/// `time.ParseDuration`, so `1m` and `500ms` too): under 1ms, or finer than milliseconds, is an
+/// error. `None` also for text that is not a duration (the reader decides about that).
 pub fn duration(text: &str) -> Option<&'static str> {
-    let seconds: f64 = text.strip_suffix('s')?.parse().ok()?;
-    let nanos = (seconds * 1e9).round() as i64;
+    duration_nanos(text).and_then(duration_error)
+}
+
+/// The nanoseconds of a duration as Istio's reader takes it, `None` for text it refuses.
+pub fn duration_nanos(text: &str) -> Option<i64> {
+    crate::istio::go_values::parse_duration(text)
+}
+
+/// `agent.ValidateDuration` of a duration in nanoseconds.
+pub fn duration_error(nanos: i64) -> Option<&'static str> {
     if nanos < 1_000_000 {
         return Some("duration must be greater than 1ms");
     }

@@ -3,6 +3,8 @@
 
 use serde::Deserialize;
 
+use crate::istio::config::zero;
+
 use super::Input;
 use super::schema_common::{
     Validation, each, is_dns1123_label, is_http, is_ip, is_tls, protocol, validate_ip,
@@ -16,13 +18,15 @@ const UNIX: &str = "unix://";
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct GatewaySpec {
-    servers: Vec<Option<Server>>,
+    #[serde(deserialize_with = "zero::list")]
+    servers: Vec<Server>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Server {
     port: Option<Port>,
+    #[serde(deserialize_with = "zero::list")]
     hosts: Vec<String>,
     tls: Option<ServerTls>,
     bind: String,
@@ -49,10 +53,14 @@ pub struct ServerTls {
     pub ca_certificates: String,
     pub ca_crl: String,
     pub credential_name: String,
+    #[serde(deserialize_with = "zero::list")]
     pub credential_names: Vec<String>,
+    #[serde(deserialize_with = "zero::list")]
     pub tls_certificates: Vec<TlsCertificate>,
+    #[serde(deserialize_with = "zero::list")]
     pub subject_alt_names: Vec<String>,
     pub min_protocol_version: String,
+    #[serde(deserialize_with = "zero::list")]
     pub cipher_suites: Vec<String>,
 }
 
@@ -87,17 +95,10 @@ fn validate(resource: &Located<ConfigObject>, spec: &GatewaySpec, v: &mut Valida
         v.error("gateway must have at least one server");
     }
     for server in &spec.servers {
-        match server {
-            Some(s) => validate_server(s, v),
-            None => v.error("cannot have nil server"),
-        }
+        validate_server(server, v);
     }
     let mut port_names: Vec<&str> = Vec::new();
-    for server in &spec.servers {
-        let Some(s) = server else {
-            v.error("server may not be nil");
-            continue;
-        };
+    for s in &spec.servers {
         if let Some(p) = &s.port {
             if port_names.contains(&p.name.as_str()) {
                 v.error(format!(

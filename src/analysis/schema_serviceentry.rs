@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
+
+use crate::istio::config::zero;
 use serde_json::Value;
 
 use super::Input;
@@ -22,19 +24,24 @@ const UNIX: &str = "unix://";
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceEntrySpec {
+    #[serde(deserialize_with = "zero::list")]
     hosts: Vec<String>,
+    #[serde(deserialize_with = "zero::list")]
     addresses: Vec<String>,
-    ports: Vec<Option<Port>>,
+    #[serde(deserialize_with = "zero::list")]
+    ports: Vec<Port>,
     location: String,
     resolution: String,
     endpoints: Option<Vec<Option<Endpoint>>>,
     workload_selector: Option<Selector>,
+    #[serde(deserialize_with = "zero::list")]
     export_to: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 struct Selector {
+    #[serde(deserialize_with = "zero::map")]
     labels: BTreeMap<String, String>,
 }
 
@@ -52,7 +59,9 @@ struct Port {
 #[serde(default, rename_all = "camelCase")]
 pub struct Endpoint {
     address: String,
+    #[serde(deserialize_with = "zero::map")]
     ports: BTreeMap<String, i64>,
+    #[serde(deserialize_with = "zero::map")]
     labels: BTreeMap<String, String>,
     network: String,
 }
@@ -133,10 +142,6 @@ fn validate_service_entry(
     let mut names: Vec<&str> = Vec::new();
     let mut numbers: Vec<i64> = Vec::new();
     for port in &se.ports {
-        let Some(port) = port else {
-            v.error("service entry port may not be null");
-            continue;
-        };
         if names.contains(&port.name.as_str()) {
             v.error(format!(
                 "service entry port name {:?} already defined",
@@ -217,11 +222,7 @@ fn validate_service_entry(
                 }
             }
             if !se.addresses.is_empty() && se.hosts.len() > 1 {
-                let first_tcp = se
-                    .ports
-                    .iter()
-                    .flatten()
-                    .any(|p| is_tcp(protocol(&p.protocol)));
+                let first_tcp = se.ports.iter().any(|p| is_tcp(protocol(&p.protocol)));
                 if first_tcp {
                     v.warn("service entry can not have more than one host specified simultaneously with address and tcp port");
                 }
@@ -241,7 +242,7 @@ fn validate_service_entry(
             if !endpoints.is_empty() {
                 v.error(format!("endpoints cannot be set for resolution type {resolution}. Destination IP address determined from hostsfield values"));
             }
-            for port in se.ports.iter().flatten() {
+            for port in se.ports.iter() {
                 if !matches!(
                     protocol(&port.protocol),
                     Some("HTTP" | "TLS" | "GRPC" | "HTTP2")
@@ -264,7 +265,7 @@ fn validate_service_entry(
         other => v.error(format!("unsupported resolution type {other}")),
     }
     if resolution != "NONE" && se.hosts.len() > 1 {
-        let plain = se.ports.iter().flatten().any(|p| {
+        let plain = se.ports.iter().any(|p| {
             let p = protocol(&p.protocol);
             !is_http(p) && !is_tls(p)
         });
@@ -273,7 +274,7 @@ fn validate_service_entry(
         }
     }
     let namespace = resource.object.metadata.namespace.as_deref().unwrap_or("");
-    export_to(namespace, &se.export_to, true, &mut v.errors);
+    export_to(namespace, &se.export_to, true, false, &mut v.errors);
 }
 
 /// `validateWorkloadEntry`: a WorkloadEntry (`service_ports` `None`, FQDN addresses allowed) or
@@ -352,7 +353,8 @@ struct Probe {
 struct HttpGet {
     port: i64,
     scheme: String,
-    http_headers: Vec<Option<Header>>,
+    #[serde(deserialize_with = "zero::list")]
+    http_headers: Vec<Header>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -370,6 +372,7 @@ struct PortOnly {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Exec {
+    #[serde(deserialize_with = "zero::list")]
     command: Vec<String>,
 }
 
@@ -406,10 +409,7 @@ fn validate_workload_group(_: &Located<ConfigObject>, wg: &WorkloadGroupSpec, v:
             v.error("httpGet.scheme must be one of \"HTTPS\", \"HTTP\"");
         }
         for header in &h.http_headers {
-            match header {
-                Some(h) => v.check(probe_header_name(&h.name)),
-                None => v.error("invalid nil header"),
-            }
+            v.check(probe_header_name(&header.name));
         }
     } else if let Some(t) = &probe.tcp_socket {
         v.check(validate_port(t.port));

@@ -1,10 +1,12 @@
 //! `schema.ValidationAnalyzer.Sidecar`: Istio's `ValidateSidecar` (selector, ingress and egress
-//! listeners, hosts, outbound traffic policy), errors as IST0106 and warnings as IST0133.
-//! Durations inside connection pools are not checked (see docs/compat.md).
+//! listeners, hosts, outbound traffic policy, connection pools), errors as IST0106 and warnings
+//! as IST0133.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
+
+use crate::istio::config::zero;
 
 use super::Input;
 use super::schema_common::{
@@ -13,6 +15,7 @@ use super::schema_common::{
     validate_wildcard_domain,
 };
 use super::schema_gateway::{ServerTls, namespace_slash_hostname, tls_options};
+use super::schema_traffic_policy::{ConnectionPool, connection_pool};
 use crate::findings::Finding;
 use crate::kube::snapshot::{ConfigObject, Located};
 
@@ -22,8 +25,10 @@ const UNIX: &str = "unix://";
 #[serde(default, rename_all = "camelCase")]
 pub struct SidecarSpec {
     workload_selector: Option<Selector>,
-    ingress: Vec<Option<Ingress>>,
-    egress: Vec<Option<Egress>>,
+    #[serde(deserialize_with = "zero::list")]
+    ingress: Vec<Ingress>,
+    #[serde(deserialize_with = "zero::list")]
+    egress: Vec<Egress>,
     outbound_traffic_policy: Option<OutboundPolicy>,
     inbound_connection_pool: Option<ConnectionPool>,
 }
@@ -31,6 +36,7 @@ pub struct SidecarSpec {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Selector {
+    #[serde(deserialize_with = "zero::map")]
     labels: BTreeMap<String, String>,
 }
 
@@ -59,6 +65,7 @@ struct Egress {
     port: Option<SidecarPort>,
     bind: String,
     capture_mode: String,
+    #[serde(deserialize_with = "zero::list")]
     hosts: Vec<String>,
 }
 
@@ -83,68 +90,9 @@ struct PortSelector {
     number: i64,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct ConnectionPool {
-    http: Option<HttpPool>,
-    tcp: Option<TcpPool>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct HttpPool {
-    http1_max_pending_requests: i64,
-    http2_max_requests: i64,
-    max_requests_per_connection: i64,
-    max_retries: i64,
-    h2_upgrade_policy: String,
-    use_client_protocol: bool,
-    max_concurrent_streams: i64,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct TcpPool {
-    max_connections: i64,
-}
-
 /// `schema.ValidationAnalyzer.Sidecar`.
 pub fn sidecars(input: &Input, out: &mut Vec<Finding>) {
     each(input, "Sidecar", out, validate);
-}
-
-/// `validateConnectionPool`, without its duration checks.
-pub fn connection_pool(pool: Option<&ConnectionPool>, v: &mut Validation) {
-    let Some(pool) = pool else {
-        return;
-    };
-    if pool.http.is_none() && pool.tcp.is_none() {
-        v.error("connection pool must have at least one field");
-        return;
-    }
-    if let Some(h) = &pool.http {
-        for (value, what) in [
-            (h.http1_max_pending_requests, "http1 max pending requests"),
-            (h.http2_max_requests, "http2 max requests"),
-            (h.max_requests_per_connection, "max requests per connection"),
-            (h.max_retries, "max retries"),
-        ] {
-            if value < 0 {
-                v.error(format!("{what} must be non-negative"));
-            }
-        }
-        if h.h2_upgrade_policy == "UPGRADE" && h.use_client_protocol {
-            v.error("use client protocol must not be true when H2UpgradePolicy is UPGRADE");
-        }
-        if h.max_concurrent_streams < 0 {
-            v.error("max concurrent streams must be non-negative");
-        }
-    }
-    if let Some(t) = &pool.tcp
-        && t.max_connections < 0
-    {
-        v.error("max connections must be non-negative");
-    }
 }
 
 fn validate(resource: &Located<ConfigObject>, rule: &SidecarSpec, v: &mut Validation) {
@@ -170,11 +118,7 @@ fn validate(resource: &Located<ConfigObject>, rule: &SidecarSpec, v: &mut Valida
         return;
     }
     let mut ports: BTreeSet<i64> = BTreeSet::new();
-    for ingress in &rule.ingress {
-        let Some(i) = ingress else {
-            v.error("sidecar: ingress may not be null");
-            continue;
-        };
+    for i in &rule.ingress {
         let Some(port) = &i.port else {
             v.error("sidecar: port is required for ingress listeners");
             continue;
@@ -200,7 +144,9 @@ fn validate(resource: &Located<ConfigObject>, rule: &SidecarSpec, v: &mut Valida
             ingress_tls(tls, &port.protocol, v);
         }
         connection_pool(i.connection_pool.as_ref(), v);
-        if i.connection_pool.as_ref().is_some_and(|p| p.http.is_some())
+        if i.connection_pool
+            .as_ref()
+            .is_some_and(ConnectionPool::has_http)
             && !is_http(protocol(&port.protocol))
         {
             v.warn(format!(
@@ -276,15 +222,11 @@ fn ingress_tls(tls: &ServerTls, port_protocol: &str, v: &mut Validation) {
     tls_options(tls, v);
 }
 
-fn egress(listeners: &[Option<Egress>], namespace: &str, v: &mut Validation) {
+fn egress(listeners: &[Egress], namespace: &str, v: &mut Validation) {
     let mut ports: BTreeSet<i64> = BTreeSet::new();
     let mut sockets: BTreeSet<&str> = BTreeSet::new();
     let mut catch_all = false;
-    for (index, listener) in listeners.iter().enumerate() {
-        let Some(e) = listener else {
-            v.error("egress listener may not be null");
-            continue;
-        };
+    for (index, e) in listeners.iter().enumerate() {
         match &e.port {
             None if catch_all => {
                 v.error("sidecar: egress can have only one listener with empty port");

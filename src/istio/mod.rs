@@ -8,6 +8,7 @@ pub mod constants;
 pub mod credentials;
 pub mod dataplane;
 pub mod destination_rules;
+pub mod go_values;
 pub mod injection;
 pub mod istiod;
 pub mod mesh_networks;

@@ -8,5 +8,6 @@ pub mod lifecycle;
 pub mod netpol;
 pub mod object_rules;
 pub mod openapi;
+pub mod openapi_rules;
 pub mod selector;
 pub mod snapshot;

@@ -6,10 +6,13 @@
 //! Checked: unknown fields where the schema is structural (kubectl's strict field validation:
 //! the object is refused on them alone), types, `nullable`, `enum`, `required` (a field with a
 //! `default` is filled in first), `pattern`, `minimum`/`maximum` (and exclusive), `minLength`/
-//! `maxLength`, `minItems`/`maxItems`, `maxProperties`, `additionalProperties`, `allOf`, and
-//! `oneOf` with two or more alternatives valid. Not checked: `format`, list types (duplicates
-//! of a set or a map list) and the CEL rules (`x-kubernetes-validations`), counted by
-//! [`cel_rules`]. Pure: the schema files are compiled in.
+//! `maxLength`, `minItems`/`maxItems`, `maxProperties`, `additionalProperties`, `allOf`,
+//! `oneOf` (none or two or more alternatives valid) and `anyOf` (none valid), each with the
+//! errors of the alternative that came closest, the string `format`s and the duplicates of
+//! `set` and `map` lists ([`super::openapi_rules`]), on the object with its defaults filled in
+//! first, as the API server validates it. Not checked: the CEL rules
+//! (`x-kubernetes-validations`), counted by [`cel_rules`]. Pure: the schema files are compiled
+//! in.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -17,6 +20,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::object_rules::go_quote;
+use super::openapi_rules::{format_ok, list_duplicates};
 
 /// The schema files, one per release.
 const FILES: &[&str] = &[
@@ -138,9 +142,40 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
     }
     let mut out = Vec::new();
     if !spec.is_null() {
-        check(spec_schema, spec, &path, &mut out);
+        let mut defaulted = spec.clone();
+        fill_defaults(spec_schema, &mut defaulted);
+        check(spec_schema, &defaulted, &path, &mut out);
     }
     out
+}
+
+/// The API server's structural defaulting: an absent property with a `default` gets it, at
+/// every level of the object (in list items and map values too).
+fn fill_defaults(schema: &Value, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            for (key, sub) in properties.into_iter().flatten() {
+                if let Some(default) = sub.get("default")
+                    && !map.contains_key(key)
+                {
+                    map.insert(key.clone(), default.clone());
+                }
+            }
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (key, v) in map.iter_mut() {
+                if let Some(sub) = properties.and_then(|p| p.get(key)).or(additional) {
+                    fill_defaults(sub, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                items.iter_mut().for_each(|i| fill_defaults(sub, i));
+            }
+        }
+        _ => {}
+    }
 }
 
 fn child(path: &[Step], step: Step) -> Vec<Step> {
@@ -281,11 +316,18 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
         Value::Object(map) => object_rules(schema, map, path, &at, out),
         _ => {}
     }
-    if let Value::Array(items) = value
-        && let Some(sub) = schema.get("items")
-    {
-        for (i, item) in items.iter().enumerate() {
-            check(sub, item, &child(path, Step::Index(i)), out);
+    if let Value::Array(items) = value {
+        if let Some(sub) = schema.get("items") {
+            for (i, item) in items.iter().enumerate() {
+                check(sub, item, &child(path, Step::Index(i)), out);
+            }
+        }
+        for (i, shown) in list_duplicates(schema, items) {
+            let here = child(path, Step::Index(i));
+            out.push(SchemaError {
+                message: format!("{}: Duplicate value: {shown}", path_text(&here)),
+                path: here,
+            });
         }
     }
     for sub in schema
@@ -296,16 +338,76 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
     {
         check(sub, value, path, out);
     }
+    if let Some(not) = schema.get("not")
+        && is_valid(not, value)
+    {
+        out.push(SchemaError {
+            path: path.to_vec(),
+            message: format!(
+                "<nil>: Invalid value: \"\": \"{at}\" must not validate the schema (not)"
+            ),
+        });
+    }
+    if let Some(alternatives) = schema.get("anyOf").and_then(Value::as_array)
+        && !alternatives.iter().any(|s| is_valid(s, value))
+    {
+        out.push(SchemaError {
+            path: path.to_vec(),
+            message: format!(
+                "<nil>: Invalid value: \"\": \"{at}\" must validate at least one schema (anyOf)"
+            ),
+        });
+        closest_failure(alternatives, value, path, out);
+    }
     if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
         let valid = alternatives.iter().filter(|s| is_valid(s, value)).count();
-        if valid >= 2 {
+        let found = match valid {
+            0 => "Found none valid".to_string(),
+            1 => String::new(),
+            n => format!("Found {n} valid alternatives"),
+        };
+        if valid != 1 {
             out.push(SchemaError {
                 path: path.to_vec(),
                 message: format!(
-                    "<nil>: Invalid value: \"\": \"{at}\" must validate one and only one schema (oneOf). Found {valid} valid alternatives"
+                    "<nil>: Invalid value: \"\": \"{at}\" must validate one and only one schema (oneOf). {found}"
                 ),
             });
         }
+        if valid == 0 {
+            closest_failure(alternatives, value, path, out);
+        }
+    }
+}
+
+/// The errors of the alternative that came closest (kube-openapi's "best failures": the most
+/// checks passed, here the most of the value's properties valid; the first on a tie).
+fn closest_failure(
+    alternatives: &[Value],
+    value: &Value,
+    path: &[Step],
+    out: &mut Vec<SchemaError>,
+) {
+    let passed = |alternative: &Value| -> usize {
+        let (Some(properties), Some(map)) = (
+            alternative.get("properties").and_then(Value::as_object),
+            value.as_object(),
+        ) else {
+            return 0;
+        };
+        map.iter()
+            .filter(|(k, v)| properties.get(*k).is_some_and(|s| is_valid(s, v)))
+            .count()
+    };
+    let mut best: Option<(&Value, usize)> = None;
+    for alternative in alternatives {
+        let score = passed(alternative);
+        if best.is_none_or(|(_, b)| score > b) {
+            best = Some((alternative, score));
+        }
+    }
+    if let Some((alternative, _)) = best {
+        check(alternative, value, path, out);
     }
 }
 
@@ -313,20 +415,7 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
 fn is_valid(schema: &Value, value: &Value) -> bool {
     let mut errors = Vec::new();
     check(schema, value, &[], &mut errors);
-    if !errors.is_empty() {
-        return false;
-    }
-    if let Some(any) = schema.get("anyOf").and_then(Value::as_array)
-        && !any.iter().any(|s| is_valid(s, value))
-    {
-        return false;
-    }
-    if let Some(not) = schema.get("not")
-        && is_valid(not, value)
-    {
-        return false;
-    }
-    true
+    errors.is_empty()
 }
 
 fn object_rules(
@@ -374,7 +463,8 @@ fn object_rules(
 }
 
 /// The first of `maxLength`, `minLength` and `pattern` that fails, as the API server says only
-/// that one (measured: an empty string below `minLength` is not also said not to match).
+/// that one (measured: an empty string below `minLength` is not also said not to match), and
+/// the `format`.
 fn string_rules(schema: &Value, s: &str, at: &str, push: &mut impl FnMut(String)) {
     let chars = s.chars().count() as u64;
     if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
@@ -394,6 +484,15 @@ fn string_rules(schema: &Value, s: &str, at: &str, push: &mut impl FnMut(String)
         push(format!(
             "{at}: Invalid value: {}: {at} in body should match '{pattern}'",
             go_quote(s)
+        ));
+    }
+    // The format is a check of its own, said beside the first of the others.
+    if let Some(format) = schema.get("format").and_then(Value::as_str)
+        && format_ok(format, s) == Some(false)
+    {
+        let quoted = go_quote(s);
+        push(format!(
+            "{at}: Invalid value: {quoted}: {at} in body must be of type {format}: {quoted}"
         ));
     }
 }

@@ -7,6 +7,7 @@ pub mod host;
 pub mod security;
 pub mod telemetry;
 pub mod types;
+pub mod zero;
 
 use serde::de::DeserializeOwned;
 

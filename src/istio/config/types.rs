@@ -12,11 +12,17 @@ pub type Labels = BTreeMap<String, String>;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VirtualService {
+    #[serde(deserialize_with = "super::zero::list")]
     pub hosts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub gateways: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub http: Vec<HttpRoute>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub tls: Vec<TlsRoute>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub tcp: Vec<TcpRoute>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub export_to: Vec<String>,
 }
 
@@ -25,13 +31,16 @@ pub struct VirtualService {
 pub struct HttpRoute {
     pub name: String,
     #[serde(rename = "match")]
+    #[serde(deserialize_with = "super::zero::list")]
     pub matches: Vec<HttpMatch>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub route: Vec<RouteDestination>,
     pub redirect: Option<Value>,
     pub direct_response: Option<Value>,
     pub delegate: Option<Value>,
     pub rewrite: Option<Value>,
     pub mirror: Option<Destination>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub mirrors: Vec<MirrorPolicy>,
     pub fault: Option<HttpFault>,
     /// A duration such as `5s`, empty when absent.
@@ -78,11 +87,16 @@ pub struct HttpMatch {
     pub scheme: Option<StringMatch>,
     pub method: Option<StringMatch>,
     pub authority: Option<StringMatch>,
+    #[serde(deserialize_with = "super::zero::map")]
     pub headers: BTreeMap<String, StringMatch>,
+    #[serde(deserialize_with = "super::zero::map")]
     pub without_headers: BTreeMap<String, StringMatch>,
+    #[serde(deserialize_with = "super::zero::map")]
     pub query_params: BTreeMap<String, StringMatch>,
     pub port: u32,
+    #[serde(deserialize_with = "super::zero::map")]
     pub source_labels: Labels,
+    #[serde(deserialize_with = "super::zero::list")]
     pub gateways: Vec<String>,
     pub ignore_uri_case: bool,
     pub source_namespace: String,
@@ -129,7 +143,9 @@ pub struct PortSelector {
 #[serde(default, rename_all = "camelCase")]
 pub struct TlsRoute {
     #[serde(rename = "match")]
+    #[serde(deserialize_with = "super::zero::list")]
     pub matches: Vec<L4Match>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub route: Vec<RouteDestination>,
 }
 
@@ -137,17 +153,23 @@ pub struct TlsRoute {
 #[serde(default, rename_all = "camelCase")]
 pub struct TcpRoute {
     #[serde(rename = "match")]
+    #[serde(deserialize_with = "super::zero::list")]
     pub matches: Vec<L4Match>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub route: Vec<RouteDestination>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct L4Match {
+    #[serde(deserialize_with = "super::zero::list")]
     pub sni_hosts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub destination_subnets: Vec<String>,
     pub port: u32,
+    #[serde(deserialize_with = "super::zero::map")]
     pub source_labels: Labels,
+    #[serde(deserialize_with = "super::zero::list")]
     pub gateways: Vec<String>,
     pub source_namespace: String,
 }
@@ -157,7 +179,9 @@ pub struct L4Match {
 pub struct DestinationRule {
     pub host: String,
     pub traffic_policy: Option<TrafficPolicy>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub subsets: Vec<Subset>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub export_to: Vec<String>,
     pub workload_selector: Option<MatchLabels>,
 }
@@ -166,6 +190,7 @@ pub struct DestinationRule {
 #[serde(default, rename_all = "camelCase")]
 pub struct TrafficPolicy {
     pub tls: Option<ClientTls>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub port_level_settings: Vec<PortTrafficPolicy>,
     pub load_balancer: Option<Value>,
     pub outlier_detection: Option<Value>,
@@ -196,6 +221,7 @@ pub struct ClientTls {
 #[serde(default, rename_all = "camelCase")]
 pub struct Subset {
     pub name: String,
+    #[serde(deserialize_with = "super::zero::map")]
     pub labels: Labels,
     pub traffic_policy: Option<TrafficPolicy>,
 }
@@ -203,12 +229,14 @@ pub struct Subset {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WorkloadSelector {
+    #[serde(deserialize_with = "super::zero::map")]
     pub labels: Labels,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Gateway {
+    #[serde(deserialize_with = "super::zero::list")]
     pub servers: Vec<Server>,
     /// `None` when the field is absent (Istio then selects every workload); an empty map selects
     /// every workload too.
@@ -219,6 +247,7 @@ pub struct Gateway {
 #[serde(default, rename_all = "camelCase")]
 pub struct Server {
     pub port: Option<GatewayPort>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub hosts: Vec<String>,
     pub tls: Option<ServerTls>,
     pub bind: String,
@@ -239,6 +268,7 @@ pub struct GatewayPort {
 pub struct ServerTls {
     pub mode: String,
     pub credential_name: String,
+    #[serde(deserialize_with = "super::zero::list")]
     pub credential_names: Vec<String>,
     pub server_certificate: String,
     pub private_key: String,
@@ -248,11 +278,15 @@ pub struct ServerTls {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ServiceEntry {
+    #[serde(deserialize_with = "super::zero::list")]
     pub hosts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub addresses: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub ports: Vec<ServicePort>,
     pub location: String,
     pub resolution: String,
+    #[serde(deserialize_with = "super::zero::list")]
     pub export_to: Vec<String>,
     pub workload_selector: Option<WorkloadSelector>,
 }
@@ -270,7 +304,9 @@ pub struct ServicePort {
 #[serde(default, rename_all = "camelCase")]
 pub struct Sidecar {
     pub workload_selector: Option<WorkloadSelector>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub egress: Vec<Value>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub ingress: Vec<Value>,
     pub outbound_traffic_policy: Option<OutboundTrafficPolicy>,
 }
@@ -287,6 +323,7 @@ pub struct OutboundTrafficPolicy {
 #[serde(default, rename_all = "camelCase")]
 pub struct EnvoyFilter {
     pub workload_selector: Option<WorkloadSelector>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub config_patches: Vec<EnvoyConfigPatch>,
     pub priority: i32,
 }
@@ -311,7 +348,9 @@ pub struct Patch {
 #[serde(default, rename_all = "camelCase")]
 pub struct WorkloadEntry {
     pub address: String,
+    #[serde(deserialize_with = "super::zero::map")]
     pub labels: Labels,
+    #[serde(deserialize_with = "super::zero::map")]
     pub ports: BTreeMap<String, u32>,
     pub network: String,
     pub service_account: String,
@@ -327,12 +366,14 @@ pub struct WorkloadGroup {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct WorkloadGroupMeta {
+    #[serde(deserialize_with = "super::zero::map")]
     pub labels: Labels,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct MatchLabels {
+    #[serde(deserialize_with = "super::zero::map")]
     pub match_labels: Labels,
 }
 
