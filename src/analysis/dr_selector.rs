@@ -18,7 +18,7 @@ use super::dr_merge::policy_text;
 use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{DestinationRule, Typed};
-use crate::istio::dataplane::{Dataplane, root_namespace, selected_backends};
+use crate::istio::dataplane::{Backend, Dataplane, root_namespace, selected_backends};
 use crate::istio::destination_rules::{
     Client, Index, Merged, index_entries, istio_order, selector,
 };
@@ -125,16 +125,26 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 .filter(|r| r.spec.workload_selector.is_some())
                 .collect();
             // The namespace's clients with a sidecar that no selector rule for the host selects.
-            let left_out: Vec<String> = selected_backends(snapshot, ns, None)
-                .into_iter()
-                .filter(|b| b.dataplane == Dataplane::Sidecar)
+            let backends = selected_backends(snapshot, ns, None);
+            // A pod that a listed workload's template stands for is said through the workload.
+            let templated = |b: &Backend<'_>| {
+                b.replicas.is_none()
+                    && backends.iter().any(|w| {
+                        w.replicas.is_some()
+                            && !w.labels.is_empty()
+                            && w.labels.iter().all(|(k, v)| b.labels.get(k) == Some(v))
+                    })
+            };
+            let left_out: Vec<String> = backends
+                .iter()
+                .filter(|b| b.dataplane == Dataplane::Sidecar && !templated(b))
                 .filter(|b| {
                     !selectors.iter().any(|r| {
                         selector(r)
                             .is_some_and(|l| l.iter().all(|(k, v)| b.labels.get(k) == Some(v)))
                     })
                 })
-                .map(|b| b.what)
+                .map(|b| b.what.clone())
                 .collect();
             if left_out.is_empty() {
                 continue;
