@@ -371,7 +371,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "gateway-certificates",
         istio_name: None,
         on_by_default: true,
-        description: "Gateway certificates (the chain and, for MUTUAL, the CA certificate of the Secret a credentialName names) that expire within 30 days or have expired",
+        description: "Gateway certificates (the chain of the Secret a credentialName names and, for MUTUAL and OPTIONAL_MUTUAL, the CA certificate of <credentialName>-cacert, else of that Secret) that expire within 30 days or have expired",
         codes: certificates::CODES,
         needs: &[
             Kind::Gateways,

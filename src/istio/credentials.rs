@@ -3,10 +3,14 @@
 //! and istiod's check of a certificate before it sends it to the gateway.
 //!
 //! Istio's rules: `ExtractCertInfo` (pilot/pkg/credentials/kube/secrets.go) takes `cert`/`key`
-//! when both have a value, else `tls.crt`/`tls.key`; `extractRoot` takes `cacert`, else
-//! `ca.crt`; `ValidateCertificate` (pilot/pkg/xds/sds.go) decodes the first PEM block of the
-//! chain and refuses it when it is not certificates, or when one of them is expired or not yet
-//! valid. The private key is not checked by either.
+//! when both have a value, else `tls.crt`/`tls.key`; `ExtractRoot` takes `cacert`, else
+//! `ca.crt`. A server that verifies clients (`MUTUAL`, `OPTIONAL_MUTUAL`) asks SDS for
+//! `<credentialName>-cacert`, and `GetCaCert` reads the Secret of that name when it exists, and
+//! only when it does not, the credential's own Secret. `ValidateCertificate`
+//! (pilot/pkg/xds/sds.go) decodes the first PEM block of a chain or CA certificate and finds it
+//! invalid when it is not certificates, or when one of them is expired or not yet valid; istiod
+//! only logs that (`invalid certificates`) and sends the certificate all the same. The private
+//! key is not checked by either.
 
 use jiff::Timestamp;
 
@@ -30,8 +34,25 @@ pub fn chain_key(secret: &SecretKeys) -> Option<&'static str> {
         .map(|(cert, _)| *cert)
 }
 
-/// The key of the CA certificate a `MUTUAL` server verifies clients with, from the same
-/// Secret (istiod first looks for a Secret `<name>-cacert`, which is not read here).
+/// The suffix of the Secret istiod reads a server's CA certificate from first
+/// (`SdsCaSuffix`).
+pub const CA_SECRET_SUFFIX: &str = "-cacert";
+
+/// The name of the Secret istiod looks up first for the CA certificate of a server whose
+/// credential is `name` (`ns/name` stays `ns/name-cacert`).
+pub fn ca_secret_name(name: &str) -> String {
+    format!("{name}{CA_SECRET_SUFFIX}")
+}
+
+/// True for the server TLS modes that verify client certificates with a CA certificate from
+/// SDS (`MUTUAL`, `OPTIONAL_MUTUAL`).
+pub fn verifies_clients(mode: &str) -> bool {
+    mode.eq_ignore_ascii_case("MUTUAL") || mode.eq_ignore_ascii_case("OPTIONAL_MUTUAL")
+}
+
+/// The key of the CA certificate in a Secret, as `ExtractRoot` takes it: `cacert`, else
+/// `ca.crt` (in the Secret `<name>-cacert` when it exists, else in the credential's own:
+/// [`CA_SECRET_SUFFIX`]).
 pub fn ca_key(secret: &SecretKeys) -> Option<&'static str> {
     ["cacert", "ca.crt"]
         .into_iter()
@@ -100,6 +121,14 @@ mod tests {
         assert_eq!(chain_key(&secret(&["tls.crt", "tls.key"])), Some("tls.crt"));
         assert_eq!(chain_key(&secret(&["tls.crt", "key"])), None);
         assert_eq!(ca_key(&secret(&["ca.crt", "cacert"])), Some("cacert"));
+    }
+
+    #[test]
+    fn the_ca_secret_is_named_after_the_credential() {
+        assert_eq!(ca_secret_name("partner-cert"), "partner-cert-cacert");
+        assert_eq!(ca_secret_name("certs/partner"), "certs/partner-cacert");
+        assert!(verifies_clients("MUTUAL") && verifies_clients("OPTIONAL_MUTUAL"));
+        assert!(!verifies_clients("SIMPLE") && !verifies_clients("ISTIO_MUTUAL"));
     }
 
     #[test]

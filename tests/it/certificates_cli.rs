@@ -44,14 +44,21 @@ fn an_expired_gateway_certificate_is_istios_ist0161_and_md0411_with_its_date() {
             format!(
                 "Error [MD0411] (Gateway shop/shop {GATEWAYS}:54) The certificate \"CN=shop.example.com\" in tls.crt of Secret istio-system/shop-cert, the credential of Gateway shop/shop, expired on 2020-02-01 00:00 UTC: its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\"). Put a renewed certificate into the Secret (the gateway picks it up without a restart)."
             ),
+            // The CA certificate of a MUTUAL server comes from "<credentialName>-cacert" when
+            // that Secret exists (the valid ca.crt of vendor-cert is not the one istiod uses).
+            format!(
+                "Error [MD0411] (Gateway shop/vendor {GATEWAYS}:157) The certificate \"O=cluster.local\" in cacert of Secret istio-system/vendor-cert-cacert, the credential of Gateway shop/vendor, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\"). Put a renewed CA certificate into the Secret."
+            ),
         ],
         "{stdout}"
     );
-    // The negative twin: the Gateway whose certificate is valid until 2126 is not named.
+    // The negative twins: the Gateway whose certificate is valid until 2126 is not named, nor
+    // the OPTIONAL_MUTUAL one whose own ca.crt expired but whose "-cacert" Secret is valid.
     assert!(!stdout.contains("shop-renewed"), "{stdout}");
+    assert!(!stdout.contains("supplier"), "{stdout}");
     assert_eq!(
         stdout.lines().filter(|l| l.contains(" [")).count(),
-        3,
+        4,
         "{stdout}"
     );
 }

@@ -225,8 +225,10 @@ async fn list_kind(
 }
 
 /// Gets the Secrets the snapshot's Gateways name, in the namespace of the workload each
-/// Gateway selects (as Istio resolves `credentialName`), else the Gateway's own. Only the
-/// type and the key names are kept.
+/// Gateway selects (as Istio resolves `credentialName`), else the Gateway's own, and for a
+/// server that verifies clients the Secret `<credentialName>-cacert` istiod reads its CA
+/// certificate from first (absent is normal: istiod then takes the credential's own). Only the
+/// type, the key names and the public certificates' facts are kept.
 pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     let mut wanted: Vec<(String, String)> = Vec::new();
     for resource in snapshot
@@ -259,12 +261,21 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             if tls.credential_name.is_empty() {
                 continue;
             }
-            let (ns, name) = match tls.credential_name.split_once('/') {
-                Some((n, s)) => (n.to_string(), s.to_string()),
-                None => (ns.clone(), tls.credential_name.clone()),
-            };
-            if !wanted.contains(&(ns.clone(), name.clone())) {
-                wanted.push((ns, name));
+            let mut names = vec![tls.credential_name.clone()];
+            if crate::istio::credentials::verifies_clients(&tls.mode) {
+                // Where istiod looks for the CA certificate first.
+                names.push(crate::istio::credentials::ca_secret_name(
+                    &tls.credential_name,
+                ));
+            }
+            for credential in names {
+                let (ns, name) = match credential.split_once('/') {
+                    Some((n, s)) => (n.to_string(), s.to_string()),
+                    None => (ns.clone(), credential),
+                };
+                if !wanted.contains(&(ns.clone(), name.clone())) {
+                    wanted.push((ns, name));
+                }
             }
         }
     }
