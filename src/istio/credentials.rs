@@ -59,6 +59,59 @@ pub fn ca_key(secret: &SecretKeys) -> Option<&'static str> {
         .find(|k| secret.keys.iter().any(|x| x == k))
 }
 
+/// Why `ExtractCertInfo` finds no key pair in a Secret, in Istio's words; `None` when it
+/// takes one ([`chain_key`]).
+pub fn no_pair(secret: &SecretKeys) -> Option<String> {
+    if chain_key(secret).is_some() {
+        return None;
+    }
+    let present = |k: &str| secret.keys.iter().chain(&secret.empty_keys).any(|x| x == k);
+    if let Some((cert, key)) = PAIRS.iter().find(|(c, k)| present(c) && present(k)) {
+        return Some(format!(
+            "found keys {cert:?} and {key:?}, but they were empty"
+        ));
+    }
+    let mut all: Vec<&str> = secret
+        .keys
+        .iter()
+        .chain(&secret.empty_keys)
+        .map(String::as_str)
+        .collect();
+    all.sort_unstable();
+    let found = if all.len() < 3 {
+        all.join(", ")
+    } else {
+        format!("{}, and {} more...", all[..3].join(", "), all.len() - 3)
+    };
+    Some(format!(
+        "found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: {found}"
+    ))
+}
+
+/// Why Go's `tls.X509KeyPair` (which Istio's Gateway API conversion runs on a certificateRef)
+/// refuses a chain for its certificate half: no `CERTIFICATE` block, or a first one that does
+/// not parse; in Go's words where they do not depend on the key. `None` when the certificate
+/// half passes. The key half (its form, and whether it matches) is never judged: the private
+/// key is not read.
+pub fn key_pair_refused(chain: &PemCertificates) -> Option<String> {
+    let Some(first) = chain.blocks.iter().find(|b| b.label == "CERTIFICATE") else {
+        let skipped: Vec<&str> = chain.blocks.iter().map(|b| b.label.as_str()).collect();
+        return Some(match skipped.as_slice() {
+            [] => "tls: failed to find any PEM data in certificate input".into(),
+            [one] if one.ends_with("PRIVATE KEY") => "tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may have been switched".into(),
+            _ => format!(
+                "tls: failed to find \"CERTIFICATE\" PEM block in certificate input after skipping PEM blocks of the following types: [{}]",
+                skipped.join(" ")
+            ),
+        });
+    };
+    first
+        .certificates
+        .as_ref()
+        .err()
+        .map(|e| format!("its first certificate cannot be parsed ({e})"))
+}
+
 /// Why istiod's `ValidateCertificate` refuses a chain at `now`, or `None` when it accepts it.
 pub fn refused(chain: &PemCertificates, now: Timestamp) -> Option<String> {
     if let Some(reason) = refused_form(chain) {
@@ -102,6 +155,7 @@ mod tests {
     fn chain(not_before: &str, not_after: &str) -> PemCertificates {
         PemCertificates {
             blocks: vec![PemBlock {
+                label: "CERTIFICATE".into(),
                 certificates: Ok(vec![CertificateFacts {
                     subject: "CN=a".into(),
                     not_before: at(not_before),
@@ -129,6 +183,58 @@ mod tests {
         assert_eq!(ca_secret_name("certs/partner"), "certs/partner-cacert");
         assert!(verifies_clients("MUTUAL") && verifies_clients("OPTIONAL_MUTUAL"));
         assert!(!verifies_clients("SIMPLE") && !verifies_clients("ISTIO_MUTUAL"));
+    }
+
+    #[test]
+    fn a_secret_without_a_pair_is_said_in_istios_words() {
+        assert_eq!(no_pair(&secret(&["tls.crt", "tls.key"])), None);
+        let mut empty = secret(&["ca.crt"]);
+        empty.empty_keys = vec!["tls.crt".into(), "tls.key".into()];
+        assert_eq!(
+            no_pair(&empty).unwrap(),
+            "found keys \"tls.crt\" and \"tls.key\", but they were empty"
+        );
+        assert_eq!(
+            no_pair(&secret(&["a", "b"])).unwrap(),
+            "found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: a, b"
+        );
+        assert!(
+            no_pair(&secret(&["d", "c", "b", "a"]))
+                .unwrap()
+                .ends_with("found: a, b, c, and 1 more...")
+        );
+    }
+
+    #[test]
+    fn the_certificate_half_of_a_key_pair() {
+        let block = |label: &str| PemBlock {
+            label: label.into(),
+            certificates: Err("x".into()),
+        };
+        let of = |blocks: Vec<PemBlock>| key_pair_refused(&PemCertificates { blocks });
+        assert_eq!(
+            of(vec![]).unwrap(),
+            "tls: failed to find any PEM data in certificate input"
+        );
+        assert!(
+            of(vec![block("EC PRIVATE KEY")])
+                .unwrap()
+                .contains("PEM inputs may have been switched")
+        );
+        assert!(
+            of(vec![block("PUBLIC KEY"), block("X")])
+                .unwrap()
+                .ends_with("the following types: [PUBLIC KEY X]")
+        );
+        assert!(
+            of(vec![block("CERTIFICATE")])
+                .unwrap()
+                .starts_with("its first certificate cannot be parsed")
+        );
+        assert_eq!(
+            key_pair_refused(&chain("2020-01-01T00:00:00Z", "2020-02-01T00:00:00Z")),
+            None
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The live source for Istio's config kinds: which of them the cluster serves (discovery),
-//! one paginated list per served kind for the scope, and the Secrets Gateways name (got by
-//! name, never listed; type and key names only).
+//! one paginated list per served kind for the scope, and the Secrets Gateways name (Istio
+//! Gateways' `credentialName`, Gateway API listeners' `certificateRefs`; got by name, never
+//! listed; type, key names and public certificates' facts only).
 //!
 //! A kind whose CRD is not installed is skipped quietly (there is nothing to analyse); a list
 //! RBAC forbids goes into `Snapshot::unavailable`, so the analyzers that need it are skipped and
@@ -279,6 +280,11 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
     }
+    for wanted_here in gateway_api_secrets(snapshot) {
+        if !wanted.contains(&wanted_here) {
+            wanted.push(wanted_here);
+        }
+    }
     for (ns, name) in wanted {
         let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &ns);
         match cluster.get_opt(api, &name).await {
@@ -300,6 +306,63 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
     }
+}
+
+/// The Secrets the listeners of Gateway API Gateways of Istio's classes name in
+/// `tls.certificateRefs` (core Secrets, in the reference's namespace, else the Gateway's), and
+/// for a `MUTUAL` or `OPTIONAL_MUTUAL` listener `<first reference>-cacert`, which istiod reads
+/// the CA certificate from first. A cross-namespace reference is got too: Istio looks the
+/// Secret up before it checks the ReferenceGrant.
+fn gateway_api_secrets(snapshot: &Snapshot) -> Vec<(String, String)> {
+    use config::gateway_api::{GatewayClass, KubernetesGateway, is_gateway_api};
+    let of_kind = |kind: &'static str| {
+        snapshot
+            .config
+            .iter()
+            .filter(move |c| c.object.kind == kind && is_gateway_api(&c.object))
+    };
+    let classes: Vec<(&str, GatewayClass)> = of_kind("GatewayClass")
+        .filter_map(|c| {
+            Some((
+                c.object.name(),
+                serde_json::from_value(c.object.spec.clone()).ok()?,
+            ))
+        })
+        .collect();
+    let mut wanted = Vec::new();
+    for resource in of_kind("Gateway") {
+        let Ok(gw) = serde_json::from_value::<KubernetesGateway>(resource.object.spec.clone())
+        else {
+            continue;
+        };
+        if !gw.is_istios(classes.iter().map(|(n, c)| (*n, c))) {
+            continue;
+        }
+        let gw_ns = resource.object.namespace().unwrap_or("");
+        for listener in &gw.listeners {
+            let Some(tls) = listener.tls_config() else {
+                continue;
+            };
+            // More than two references: Istio refuses the listener before it reads any.
+            if !tls.reads_certificate_refs() || tls.certificate_refs.len() > 2 {
+                continue;
+            }
+            for (j, r) in tls.certificate_refs.iter().enumerate() {
+                if !r.is_secret() {
+                    continue;
+                }
+                let ns = r.namespace_or(gw_ns).to_string();
+                wanted.push((ns.clone(), r.name.clone()));
+                let verifies = tls
+                    .terminate_mode()
+                    .is_some_and(crate::istio::credentials::verifies_clients);
+                if j == 0 && verifies && !gw.frontend_validation(listener.port) {
+                    wanted.push((ns, crate::istio::credentials::ca_secret_name(&r.name)));
+                }
+            }
+        }
+    }
+    wanted
 }
 
 /// Lists the Nodes (their labels give pods their locality) when a DestinationRule has subsets.
