@@ -114,7 +114,7 @@ fn check<'s>(
 
 fn not_programmed(reason: &str) -> String {
     format!(
-        "Istio sets the listener's conditions ResolvedRefs=False (reason {reason}) and Programmed=False (\"Bad TLS configuration\") and serves none of its certificates."
+        "Istio sets the listener's conditions ResolvedRefs=False (reason {reason}) and Programmed=False (\"Bad TLS configuration\") and serves none of its certificates: the gateway resets the TLS handshakes for the listener."
     )
 }
 
@@ -242,7 +242,7 @@ impl Listener<'_, '_, '_> {
             if c.type_ == "ResolvedRefs" && c.status == "False" && ours {
                 let why = refusal(&c.reason, c.message.clone());
                 let effect = format!(
-                    "Istio reports it in the listener's status (ResolvedRefs=False, reason {}) and serves none of the listener's certificates.",
+                    "Istio reports it in the listener's status (ResolvedRefs=False, reason {}) and serves none of the listener's certificates: the gateway resets the TLS handshakes for the listener.",
                     c.reason
                 );
                 refused.push(self.refused(&why, effect, self.at(None)));

@@ -353,7 +353,7 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
     };
     let not_programmed = |reason: &str| {
         format!(
-            "Istio sets the listener's conditions ResolvedRefs=False (reason {reason}) and Programmed=False (\"Bad TLS configuration\") and serves none of its certificates. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace."
+            "Istio sets the listener's conditions ResolvedRefs=False (reason {reason}) and Programmed=False (\"Bad TLS configuration\") and serves none of its certificates: the gateway resets the TLS handshakes for the listener. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace."
         )
     };
     let refused = |listener: &str, r: &str, why: &str, effect: String| {
