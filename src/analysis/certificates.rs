@@ -89,7 +89,7 @@ fn finding(
 const CHAIN_FAILS: &str = "its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\")";
 const CHAIN_FIX: &str =
     "Put a renewed certificate into the Secret (the gateway picks it up without a restart).";
-const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\")";
+const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\")";
 const CA_FIX: &str = "Put a renewed CA certificate into the Secret.";
 const ROOT_FAILS: &str = "sidecars, gateways and ztunnel refuse the mesh's workload certificates, which chain to it: mTLS between workloads fails (503, Envoy response flag UF, \"CERTIFICATE_VERIFY_FAILED\")";
 const ROOT_FIX: &str = "Rotate the mesh's root CA (a plugged-in CA: cacerts with a new root, trusted beside the old one while workloads move over; istiod's self-signed CA: Istio's root transition guide).";

@@ -39,7 +39,7 @@ fn an_expired_gateway_certificate_is_istios_ist0161_and_md0411_with_its_date() {
         expired,
         [
             format!(
-                "Error [MD0411] (Gateway shop/partner {GATEWAYS}:116) The certificate \"O=cluster.local\" in ca.crt of Secret istio-system/partner-cert, the credential of Gateway shop/partner, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\"). Put a renewed CA certificate into the Secret."
+                "Error [MD0411] (Gateway shop/partner {GATEWAYS}:116) The certificate \"O=cluster.local\" in ca.crt of Secret istio-system/partner-cert, the credential of Gateway shop/partner, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret."
             ),
             format!(
                 "Error [MD0411] (Gateway shop/shop {GATEWAYS}:54) The certificate \"CN=shop.example.com\" in tls.crt of Secret istio-system/shop-cert, the credential of Gateway shop/shop, expired on 2020-02-01 00:00 UTC: its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\"). Put a renewed certificate into the Secret (the gateway picks it up without a restart)."
@@ -47,7 +47,7 @@ fn an_expired_gateway_certificate_is_istios_ist0161_and_md0411_with_its_date() {
             // The CA certificate of a MUTUAL server comes from "<credentialName>-cacert" when
             // that Secret exists (the valid ca.crt of vendor-cert is not the one istiod uses).
             format!(
-                "Error [MD0411] (Gateway shop/vendor {GATEWAYS}:157) The certificate \"O=cluster.local\" in cacert of Secret istio-system/vendor-cert-cacert, the credential of Gateway shop/vendor, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\"). Put a renewed CA certificate into the Secret."
+                "Error [MD0411] (Gateway shop/vendor {GATEWAYS}:157) The certificate \"O=cluster.local\" in cacert of Secret istio-system/vendor-cert-cacert, the credential of Gateway shop/vendor, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret."
             ),
         ],
         "{stdout}"
@@ -409,7 +409,7 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
     expired_lines.sort();
     let mut want = vec![
         format!(
-            "Error [MD0411] {} The certificate \"CN=clients-ca\" in ca.crt of Secret edge/mutual-cert-cacert, the credential of Gateway edge/edge, expired on 2022-06-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\"). Put a renewed CA certificate into the Secret.",
+            "Error [MD0411] {} The certificate \"CN=clients-ca\" in ca.crt of Secret edge/mutual-cert-cacert, the credential of Gateway edge/edge, expired on 2022-06-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret.",
             at("{name: mutual-cert}")
         ),
         format!(

@@ -17,6 +17,11 @@
 //! and on files; the bad key, which mesh-doctor never reads, live only, from that status). The
 //! twin with a valid certificate completes the handshake, gets the test app's page through its
 //! route, and no finding.
+//!
+//! A `MUTUAL` server's CA certificate comes from `<credentialName>-cacert` first: client
+//! certificates prove which CA the gateway verifies them with (the one of that Secret, not the
+//! `ca.crt` of the credential's own), and an expired one there refuses every client
+//! (`CertificateExpired`) while mesh-doctor says MD0411 for it, live and on files.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -25,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
 use crate::common;
@@ -34,7 +39,54 @@ use common::TestEnv;
 use common::differential::{Found, findings};
 use common::real::{PAGE, app_deployment, real_env, rollout};
 
-/// A test CA and the leaf certificates it signs (PEM), with their keys.
+/// A test CA: what signs, and its certificate (DER and PEM).
+struct Ca {
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+    der: CertificateDer<'static>,
+    pem: String,
+}
+
+/// A CA named `name`, valid from 2019-01-01 until January 1st of `until`.
+fn ca(name: &str, until: i32) -> Ca {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    params.not_before = rcgen::date_time_ymd(2019, 1, 1);
+    params.not_after = rcgen::date_time_ymd(until, 1, 1);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    Ca {
+        issuer: rcgen::Issuer::new(params, key),
+        der: cert.der().clone(),
+        pem: cert.pem(),
+    }
+}
+
+/// A certificate for `host` signed by `ca`, valid from 2020-01-01 until January 1st of
+/// `until`: (certificate PEM, key PEM, the pair as a client presents it).
+fn leaf(ca: &Ca, host: &str, until: i32) -> (String, String, Identity) {
+    let mut params = rcgen::CertificateParams::new(vec![host.to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, host);
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(until, 1, 1);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, &ca.issuer).unwrap();
+    let identity = (
+        cert.der().clone(),
+        PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+    );
+    (cert.pem(), key.serialize_pem(), identity)
+}
+
+/// The test CA and the leaf certificates it signs (PEM), with their keys.
 struct Certificates {
     ca_der: CertificateDer<'static>,
     /// (certificate, key) of `expired.<ns>.example.com`, valid 2020-01-01 to 2021-01-01.
@@ -44,35 +96,13 @@ struct Certificates {
 }
 
 fn certificates(ns: &str) -> Certificates {
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "mesh-doctor test CA");
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyCertSign,
-        rcgen::KeyUsagePurpose::DigitalSignature,
-    ];
-    ca.not_before = rcgen::date_time_ymd(2019, 1, 1);
-    ca.not_after = rcgen::date_time_ymd(2126, 1, 1);
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca, ca_key);
-    let leaf = |name: &str, until: i32| {
-        let host = format!("{name}.{ns}.example.com");
-        let mut params = rcgen::CertificateParams::new(vec![host.clone()]).unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, host);
-        params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-        params.not_after = rcgen::date_time_ymd(until, 1, 1);
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &issuer).unwrap();
-        (cert.pem(), key.serialize_pem())
-    };
+    let ca = ca("mesh-doctor test CA", 2126);
+    let (expired, expired_key, _) = leaf(&ca, &format!("expired.{ns}.example.com"), 2021);
+    let (valid, valid_key, _) = leaf(&ca, &format!("valid.{ns}.example.com"), 2126);
     Certificates {
-        ca_der: ca_cert.der().clone(),
-        expired: leaf("expired", 2021),
-        valid: leaf("valid", 2126),
+        ca_der: ca.der.clone(),
+        expired: (expired, expired_key),
+        valid: (valid, valid_key),
     }
 }
 
@@ -149,6 +179,10 @@ spec:
 /// An Istio Gateway `name` for `name.<ns>.example.com` with the credential `<name>-cert`, and
 /// the route of its host to the test app.
 fn istio_gateway(ns: &str, name: &str) -> String {
+    istio_gateway_with(ns, name, "SIMPLE")
+}
+
+fn istio_gateway_with(ns: &str, name: &str, mode: &str) -> String {
     format!(
         "apiVersion: networking.istio.io/v1
 kind: Gateway
@@ -157,7 +191,7 @@ spec:
   selector: {{gw: {ns}}}
   servers:
   - port: {{number: 8443, name: https-{name}, protocol: HTTPS}}
-    tls: {{mode: SIMPLE, credentialName: {name}-cert}}
+    tls: {{mode: {mode}, credentialName: {name}-cert}}
     hosts: [{name}.{ns}.example.com]
 ---
 apiVersion: networking.istio.io/v1
@@ -245,6 +279,20 @@ struct Handshake {
 
 /// A TLS connection to `ip:8443` with SNI `host`, then `GET /` for that host.
 fn connect(ip: &str, host: &str, ca: &CertificateDer<'static>, verify: bool) -> Handshake {
+    connect_as(ip, host, ca, verify, None)
+}
+
+/// A client certificate and its key.
+type Identity = (CertificateDer<'static>, PrivateKeyDer<'static>);
+
+/// [`connect`], presenting a client certificate when `identity` is given.
+fn connect_as(
+    ip: &str,
+    host: &str,
+    ca: &CertificateDer<'static>,
+    verify: bool,
+    identity: Option<&Identity>,
+) -> Handshake {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     roots.add(ca.clone()).unwrap();
@@ -256,12 +304,17 @@ fn connect(ip: &str, host: &str, ca: &CertificateDer<'static>, verify: bool) -> 
         presented: Mutex::new(None),
         verify,
     });
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
         .dangerous()
-        .with_custom_certificate_verifier(recorder.clone())
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(recorder.clone());
+    let config = match identity {
+        Some((cert, key)) => builder
+            .with_client_auth_cert(vec![cert.clone()], key.clone_key())
+            .unwrap(),
+        None => builder.with_no_client_auth(),
+    };
     let name = ServerName::try_from(host.to_string()).unwrap();
     let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
     let addr: SocketAddr = format!("{ip}:8443").parse().unwrap();
@@ -565,6 +618,143 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
         .cloned()
         .collect();
     assert_eq!(on_files, without_badkey, "files");
+
+    env.delete_namespaces(&[&ns]);
+}
+
+/// A Secret of `(key, PEM)` values.
+fn secret_of(ns: &str, name: &str, data: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {ns}\nstringData:\n"
+    );
+    for (key, value) in data {
+        text.push_str(&format!("  {key}: |\n{}", block(value)));
+    }
+    text
+}
+
+/// A `MUTUAL` server's CA certificate comes from the Secret `<credentialName>-cacert` when it
+/// exists, not from the `ca.crt` of the credential's own Secret (istiod's `GetCaCert`), proven
+/// with client certificates: `mutual` verifies clients with the CA of `mutual-cert-cacert`
+/// (a client it signed gets the app's page; one signed by the CA of `mutual-cert`'s own
+/// `ca.crt` is refused), and `mutual-old`, whose `-cacert` CA has expired, refuses its client as
+/// well as the one its own (valid) `ca.crt` would accept. mesh-doctor says MD0411 for the
+/// expired CA certificate of `mutual-old-cert-cacert`, live and on files, and nothing for
+/// `mutual`.
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_mutual_gateway_verifies_clients_with_the_cacert_secret_first() {
+    let env = real_env();
+    let ns = env.namespace("real-gwca", &[]);
+    let servers = ca("mesh-doctor test CA", 2126);
+    let clients = ca("clients CA", 2126);
+    let other = ca("other CA", 2126);
+    let old = ca("old clients CA", 2021);
+    let host = |name: &str| format!("{name}.{ns}.example.com");
+    let (mutual_cert, mutual_key, _) = leaf(&servers, &host("mutual"), 2126);
+    let (old_cert, old_key, _) = leaf(&servers, &host("mutual-old"), 2126);
+    let (_, _, client) = leaf(&clients, "client", 2126);
+    let (_, _, other_client) = leaf(&other, "other-client", 2126);
+    let (_, _, old_client) = leaf(&old, "old-client", 2126);
+    let manifests = [
+        gateway_deployment(&ns),
+        app_deployment(&ns, "app", 1),
+        secret_of(
+            &ns,
+            "mutual-cert",
+            &[
+                ("tls.crt", &mutual_cert),
+                ("tls.key", &mutual_key),
+                ("ca.crt", &other.pem),
+            ],
+        ),
+        secret_of(&ns, "mutual-cert-cacert", &[("cacert", &clients.pem)]),
+        secret_of(
+            &ns,
+            "mutual-old-cert",
+            &[
+                ("tls.crt", &old_cert),
+                ("tls.key", &old_key),
+                ("ca.crt", &clients.pem),
+            ],
+        ),
+        secret_of(&ns, "mutual-old-cert-cacert", &[("cacert", &old.pem)]),
+        istio_gateway_with(&ns, "mutual", "MUTUAL"),
+        istio_gateway_with(&ns, "mutual-old", "MUTUAL"),
+    ];
+    let text = manifests.join("---\n");
+    env.apply(&text);
+    rollout(&env, &ns, "gateway");
+    rollout(&env, &ns, "app");
+    let ip = ready_pod_ip(&env, &ns, &format!("gw={ns}"));
+
+    let page = |h: &Handshake| h.answer.as_ref().is_ok_and(|a| a.contains(PAGE));
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let accepted = loop {
+        let got = connect_as(&ip, &host("mutual"), &servers.der, true, Some(&client));
+        if page(&got) || Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    assert!(
+        accepted
+            .answer
+            .as_ref()
+            .is_ok_and(|a| a.starts_with("HTTP/1.1 200 OK")),
+        "a client of the -cacert CA: {accepted:?}"
+    );
+    let refused = |identity: &Identity, name: &str, alert: &str| {
+        let got = connect_as(&ip, &host(name), &servers.der, true, Some(identity));
+        assert!(
+            got.not_after.is_some(),
+            "{name}: the server's certificate: {got:?}"
+        );
+        assert!(
+            got.answer
+                .as_ref()
+                .is_err_and(|e| e == &format!("received fatal alert: {alert}")),
+            "{name}: the gateway refuses the client certificate: {got:?}"
+        );
+    };
+    // The CA of the credential's own ca.crt is not the one used.
+    refused(&other_client, "mutual", "UnknownCA");
+    // mutual-old: its -cacert CA has expired; the valid CA of its own ca.crt is not used.
+    refused(&old_client, "mutual-old", "CertificateExpired");
+    refused(&client, "mutual-old", "UnknownCA");
+
+    let live = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe", "-o", "json"]);
+    assert_eq!(live.code, 79, "{}\n{}", live.stdout, live.stderr);
+    let ours = about(findings(&live.stdout, "mesh-doctor live"), &ns);
+    let want: Found = [(
+        "MD0411".to_string(),
+        format!("Gateway {ns}/mutual-old"),
+        format!(
+            "The certificate \"CN=old clients CA\" in cacert of Secret {ns}/mutual-old-cert-cacert, the credential of Gateway {ns}/mutual-old, expired on 2021-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret."
+        ),
+    )]
+    .into();
+    assert_eq!(ours, want, "live");
+
+    let pod = env.kubectl(&[
+        "get",
+        "pods",
+        "-n",
+        &ns,
+        "-l",
+        &format!("gw={ns}"),
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ]);
+    let files_text = format!(
+        "{text}---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: {ns}\n  labels: {{gw: {ns}}}\nspec:\n  containers:\n  - {{name: istio-proxy, image: auto}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mutual.yaml");
+    std::fs::write(&file, &files_text).unwrap();
+    let files = env.mesh_doctor(&["analyze", "-f", file.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(files.code, 79, "{}", files.stderr);
+    assert_eq!(about(findings(&files.stdout, "files"), &ns), want, "files");
 
     env.delete_namespaces(&[&ns]);
 }
