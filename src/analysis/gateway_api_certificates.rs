@@ -8,7 +8,9 @@
 //! a Secret of another namespace no ReferenceGrant allows (in that order). When every reference
 //! of a listener is refused, Istio writes the listener's `ResolvedRefs=False` (reason
 //! `InvalidCertificateRef`, or `RefNotPermitted`) and `Programmed=False`; when another is taken,
-//! it says nothing and drops the refused one. Either is MD0418 here, from the same data on files
+//! it says nothing and drops the refused one, and when the refused one is the first of two, the
+//! listener gets no credential at all (Istio names it after the first, which is empty) and the
+//! gateway serves its own Istio workload certificate there (seen on the real node). Either is MD0418 here, from the same data on files
 //! and live; live, a listener whose status says so for a reason the data does not show (the
 //! private key, which is never read) is MD0418 in Istio's words. The certificates Istio takes
 //! are judged as an Istio Gateway's (MD0410, MD0411), and so is the CA certificate of a
@@ -120,6 +122,11 @@ fn not_programmed(reason: &str) -> String {
 
 const DROPPED: &str = "Istio takes the listener's other certificate and drops this one without a word (the listener's ResolvedRefs condition stays True): clients that need this certificate (RSA or ECDSA) do not get it.";
 
+/// The first of two references refused, the second taken: Istio's conversion then names the
+/// listener's credential after the first, which is empty (`credNames[0]`), so the listener has
+/// none of its Secrets and the gateway serves its own Istio workload certificate there.
+const FIRST_DROPPED: &str = "Istio leaves the listener's conditions True but, the refused reference being the first, gives the listener no certificate of its Secrets, not even the other one: the gateway serves its own Istio workload certificate (a spiffe:// identity signed by the mesh's CA) for it, which clients do not trust.";
+
 /// True when the Gateway is one istiod serves (its class is Istio's).
 fn istios(input: &Input, gateway: &KubernetesGateway) -> bool {
     let classes = input
@@ -199,10 +206,15 @@ impl Listener<'_, '_, '_> {
             refused.push(self.refused(&joined, effect, self.at(Some(errors[0].0))));
             return;
         }
+        let first_taken = results.first().is_some_and(Result::is_ok);
         for (j, e) in &errors {
-            refused.push(self.refused(e, DROPPED.into(), self.at(Some(*j))));
+            let effect = if first_taken { DROPPED } else { FIRST_DROPPED };
+            refused.push(self.refused(e, effect.into(), self.at(Some(*j))));
         }
-        let Some(judge) = judge else { return };
+        // Served: the certificates taken, unless the first was refused (then none is).
+        let Some(judge) = judge.filter(|_| first_taken) else {
+            return;
+        };
         let gateway = format!("{}/{}", ns, self.gw.name());
         for (j, result) in results.iter().enumerate() {
             if let Ok(secret) = result {

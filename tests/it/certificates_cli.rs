@@ -297,6 +297,13 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
             vec!["{name: valid-cert}", "{name: no-such-second}"],
             "",
         ),
+        // The refused one first: the listener gets neither (the expired second is not served,
+        // so it is no MD0411).
+        (
+            "swapped",
+            vec!["{name: no-such-first}", "{name: expired-cert}"],
+            "",
+        ),
         ("mutual", vec!["{name: mutual-cert}"], mutual_opt),
         ("optional", vec!["{name: optional-cert}"], optional_opt),
     ] {
@@ -400,6 +407,12 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
             "Istio takes the listener's other certificate and drops this one without a word (the listener's ResolvedRefs condition stays True): clients that need this certificate (RSA or ECDSA) do not get it. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.".to_string(),
         ),
     ];
+    want.push(refused(
+        "swapped",
+        "{name: no-such-first}",
+        "invalid certificate reference /Secret/no-such-first., secret edge/no-such-first not found",
+        "Istio leaves the listener's conditions True but, the refused reference being the first, gives the listener no certificate of its Secrets, not even the other one: the gateway serves its own Istio workload certificate (a spiffe:// identity signed by the mesh's CA) for it, which clients do not trust. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.".to_string(),
+    ));
     want.sort();
     let mut got = lines_with(&stdout, "MD0418");
     got.sort();
@@ -434,7 +447,7 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
     }
     assert_eq!(
         stdout.lines().filter(|l| l.contains(" [")).count(),
-        8,
+        9,
         "{stdout}"
     );
 }

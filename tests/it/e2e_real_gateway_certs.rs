@@ -16,7 +16,9 @@
 //! MD0418 with the very message Istio writes in the listener's status (the missing Secret, live
 //! and on files; the bad key, which mesh-doctor never reads, live only, from that status). The
 //! twin with a valid certificate completes the handshake, gets the test app's page through its
-//! route, and no finding.
+//! route, and no finding. Two references whose first is refused: Istio's status stays True, yet
+//! the listener gets neither Secret and the gateway serves its own Istio workload certificate
+//! (`O=cluster.local`, spiffe://); MD0418 says so.
 //!
 //! A `MUTUAL` server's CA certificate comes from `<credentialName>-cacert` first: client
 //! certificates prove which CA the gateway verifies them with (the one of that Secret, not the
@@ -207,14 +209,20 @@ spec:
     )
 }
 
-/// A Gateway API Gateway of class `istio`, one HTTPS listener per (listener, Secret).
+/// A Gateway API Gateway of class `istio`, one HTTPS listener per (listener, Secrets), the
+/// Secrets comma-separated.
 fn gateway_api(ns: &str, listeners: &[(&str, &str)]) -> String {
     let mut text = format!(
         "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: edge, namespace: {ns}}}\nspec:\n  gatewayClassName: istio\n  listeners:\n"
     );
-    for (listener, secret) in listeners {
+    for (listener, secrets) in listeners {
+        let refs: Vec<String> = secrets
+            .split(',')
+            .map(|s| format!("{{name: {s}}}"))
+            .collect();
         text.push_str(&format!(
-            "  - name: {listener}\n    port: 8443\n    protocol: HTTPS\n    hostname: {listener}.{ns}.example.com\n    tls:\n      certificateRefs: [{{name: {secret}}}]\n"
+            "  - name: {listener}\n    port: 8443\n    protocol: HTTPS\n    hostname: {listener}.{ns}.example.com\n    tls:\n      certificateRefs: [{}]\n",
+            refs.join(", ")
         ));
     }
     text
@@ -274,6 +282,9 @@ impl ServerCertVerifier for Recorder {
 #[derive(Debug)]
 struct Handshake {
     not_after: Option<String>,
+    /// The presented certificate's issuer and subject alternative names.
+    issuer: Option<String>,
+    names: Vec<String>,
     answer: Result<String, String>,
 }
 
@@ -340,11 +351,27 @@ fn connect_as(
         Ok(String::from_utf8_lossy(&body).into_owned())
     })()
     .map_err(|e: std::io::Error| e.to_string());
-    let not_after = recorder.presented.lock().unwrap().as_ref().map(|der| {
-        let (_, cert) = x509_parser::parse_x509_certificate(der).unwrap();
-        cert.validity().not_after.to_string()
-    });
-    Handshake { not_after, answer }
+    let presented = recorder.presented.lock().unwrap().clone();
+    let parsed = presented
+        .as_ref()
+        .map(|der| x509_parser::parse_x509_certificate(der).unwrap().1);
+    let names = parsed
+        .as_ref()
+        .and_then(|c| c.subject_alternative_name().ok().flatten())
+        .map(|san| {
+            san.value
+                .general_names
+                .iter()
+                .map(|n| n.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    Handshake {
+        not_after: parsed.as_ref().map(|c| c.validity().not_after.to_string()),
+        issuer: parsed.as_ref().map(|c| c.issuer().to_string()),
+        names,
+        answer,
+    }
 }
 
 /// Connects until `done` holds (the gateway gets its listeners and certificates a moment after
@@ -439,6 +466,8 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
                 ("api-expired", "expired-cert"),
                 ("api-missing", "no-such-cert"),
                 ("api-badkey", "badkey-cert"),
+                // The refused reference first: Istio names the credential after it (empty).
+                ("api-first-missing", "no-such-cert,valid-cert"),
             ],
         ),
     ];
@@ -523,6 +552,42 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
             "{listener}: {refused:?}"
         );
     }
+    // Two references, the first refused: the listener's status is all True, and the gateway
+    // serves neither Secret's certificate but its own Istio workload certificate.
+    let first_missing = connect_until(
+        &api_ip,
+        &host("api-first-missing"),
+        &certs.ca_der,
+        false,
+        |h| h.issuer.is_some(),
+    );
+    assert_eq!(
+        first_missing.issuer.as_deref(),
+        Some("O=cluster.local"),
+        "{first_missing:?}"
+    );
+    assert!(
+        first_missing
+            .names
+            .iter()
+            .any(|n| n.contains(&format!("spiffe://cluster.local/ns/{ns}/sa/edge-istio"))),
+        "{first_missing:?}"
+    );
+    let gw_status = env.get_json(&["gateways.gateway.networking.k8s.io", "edge", "-n", &ns]);
+    let first_listener = gw_status["status"]["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "api-first-missing")
+        .unwrap();
+    assert!(
+        first_listener["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["type"] == "Conflicted" || c["status"] == "True"),
+        "{first_listener}"
+    );
     let missing_status = resolved_refs(&env, &ns, "api-missing");
     let badkey_status = resolved_refs(&env, &ns, "api-badkey");
     assert!(
@@ -549,6 +614,7 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
             ("IST0161", expired_gw.as_str()),
             ("MD0411", edge.as_str()),
             ("MD0411", expired_gw.as_str()),
+            ("MD0418", edge.as_str()),
             ("MD0418", edge.as_str()),
             ("MD0418", edge.as_str()),
         ],
@@ -578,6 +644,10 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
     assert!(
         message("MD0418", "\"api-missing\"")
             .contains(&format!("Istio refuses: {missing_status}. Istio sets"))
+    );
+    assert!(
+        message("MD0418", "\"api-first-missing\"")
+            .contains("the gateway serves its own Istio workload certificate")
     );
     assert!(message("MD0418", "\"api-badkey\"").contains(&format!(
         "Istio refuses: {badkey_status}. Istio reports it in the listener's status"
