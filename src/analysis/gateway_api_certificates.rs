@@ -10,9 +10,9 @@
 //! `InvalidCertificateRef`, or `RefNotPermitted`) and `Programmed=False`; when another is taken,
 //! it says nothing and drops the refused one, and when the refused one is the first of two, the
 //! listener gets no credential at all (Istio names it after the first, which is empty) and the
-//! gateway serves its own Istio workload certificate there (seen on the real node). Either is MD0418 here, from the same data on files
+//! gateway serves its own Istio workload certificate there (seen on the real node). Either is MD0421 here, from the same data on files
 //! and live; live, a listener whose status says so for a reason the data does not show (the
-//! private key, which is never read) is MD0418 in Istio's words. The certificates Istio takes
+//! private key, which is never read) is MD0421 in Istio's words. The certificates Istio takes
 //! are judged as an Istio Gateway's (MD0410, MD0411), and so is the CA certificate of a
 //! `MUTUAL` or `OPTIONAL_MUTUAL` listener (the option `gateway.istio.io/tls-terminate-mode`):
 //! from `<first certificateRef>-cacert` when that Secret exists, else from the first Secret.
@@ -21,7 +21,7 @@
 
 use super::Input;
 use super::certificates::{Judge, Part};
-use crate::findings::messages::{self, MD0418, MessageType};
+use crate::findings::messages::{self, MD0421, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::gateway_api::{
     KubernetesGateway, ListenerTls, SecretObjectReference, listener_conditions,
@@ -31,7 +31,7 @@ use crate::istio::credentials;
 use crate::kube::snapshot::{Located, Object, SecretKeys};
 
 /// The codes of the analyzer.
-pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411, messages::MD0418];
+pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411, messages::MD0421];
 
 /// The listener condition reasons Istio gives a refused certificate reference.
 const INVALID_REF: &str = "InvalidCertificateRef";
@@ -137,7 +137,7 @@ fn istios(input: &Input, gateway: &KubernetesGateway) -> bool {
     gateway.is_istios(classes)
 }
 
-/// One listener: its refused references (MD0418) and the certificates Istio takes.
+/// One listener: its refused references (MD0421) and the certificates Istio takes.
 struct Listener<'a, 'i, 's> {
     input: &'i Input<'s>,
     gw: &'a Typed<'s, KubernetesGateway>,
@@ -162,7 +162,7 @@ impl Listener<'_, '_, '_> {
     fn refused(&self, refusal: &Refusal, effect: String, at: ResourceRef) -> Finding {
         let gateway = format!("{}/{}", self.gw.namespace(), self.gw.name());
         Finding::new(
-            MD0418::message(self.name, gateway, refusal.message.as_str(), effect),
+            MD0421::message(self.name, gateway, refusal.message.as_str(), effect),
             Some(at),
         )
     }

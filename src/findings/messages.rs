@@ -734,7 +734,7 @@ messages! {
         (policy, identity, reason, effect),
         "AuthorizationPolicy %s names the identity %q, which no workload of this mesh carries (%s): %s. Correct the principal or service account (kubectl get pods -n NAMESPACE -o custom-columns=NAME:.metadata.name,SA:.spec.serviceAccountName lists who runs as what).",
         "An AuthorizationPolicy names a principal or service account that no workload carries (another trust domain, a namespace that does not exist, or a service account no pod runs as), so its rule never matches.";
-    MD0418 = "MD0418", "GatewayCertificateRefRefused", Error,
+    MD0421 = "MD0421", "GatewayCertificateRefRefused", Error,
         (listener, gateway, refusal, effect),
         "Listener %q of Gateway %s has a certificateRef Istio refuses: %s. %s Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.",
         "A Gateway API Gateway's listener names in tls.certificateRefs a Secret Istio refuses (not found, no key pair, a certificate that is not PEM, another namespace without ReferenceGrant): the listener serves no certificate of it.";

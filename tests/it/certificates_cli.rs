@@ -365,7 +365,7 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
     };
     let refused = |listener: &str, r: &str, why: &str, effect: String| {
         format!(
-            "Error [MD0418] {} Listener \"{listener}\" of Gateway edge/edge has a certificateRef Istio refuses: {why}. {effect}",
+            "Error [MD0421] {} Listener \"{listener}\" of Gateway edge/edge has a certificateRef Istio refuses: {why}. {effect}",
             at(r)
         )
     };
@@ -414,7 +414,7 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
         "Istio leaves the listener's conditions True but, the refused reference being the first, gives the listener no certificate of its Secrets, not even the other one: the gateway serves its own Istio workload certificate (a spiffe:// identity signed by the mesh's CA) for it, which clients do not trust. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.".to_string(),
     ));
     want.sort();
-    let mut got = lines_with(&stdout, "MD0418");
+    let mut got = lines_with(&stdout, "MD0421");
     got.sort();
     assert_eq!(got, want, "{stdout}");
 

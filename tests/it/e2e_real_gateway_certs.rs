@@ -13,12 +13,12 @@
 //! mesh-doctor says IST0161 and MD0411 for the Istio Gateway (live and on files) and MD0411 for
 //! the Gateway API listener (whose status Istio leaves `ResolvedRefs=True`). A certificateRef
 //! Istio refuses gets no certificate at all: the gateway resets the handshake; mesh-doctor says
-//! MD0418 with the very message Istio writes in the listener's status (the missing Secret, live
+//! MD0421 with the very message Istio writes in the listener's status (the missing Secret, live
 //! and on files; the bad key, which mesh-doctor never reads, live only, from that status). The
 //! twin with a valid certificate completes the handshake, gets the test app's page through its
 //! route, and no finding. Two references whose first is refused: Istio's status stays True, yet
 //! the listener gets neither Secret and the gateway serves its own Istio workload certificate
-//! (`O=cluster.local`, spiffe://); MD0418 says so.
+//! (`O=cluster.local`, spiffe://); MD0421 says so.
 //!
 //! A `MUTUAL` server's CA certificate comes from `<credentialName>-cacert` first: client
 //! certificates prove which CA the gateway verifies them with (the one of that Secret, not the
@@ -418,7 +418,7 @@ fn about(found: Found, ns: &str) -> Found {
     found
         .into_iter()
         .filter(|(code, origin, _)| {
-            ["IST0161", "MD0410", "MD0411", "MD0418"].contains(&code.as_str())
+            ["IST0161", "MD0410", "MD0411", "MD0421"].contains(&code.as_str())
                 && origin.starts_with(&format!("Gateway {ns}/"))
         })
         .collect()
@@ -598,7 +598,7 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
     );
 
     // mesh-doctor, live: IST0161 and MD0411 for the Istio Gateway, MD0411 for the Gateway API
-    // listener, MD0418 in Istio's words for the two refused references; nothing for the twin.
+    // listener, MD0421 in Istio's words for the two refused references; nothing for the twin.
     let live = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe", "-o", "json"]);
     assert_eq!(live.code, 79, "{}\n{}", live.stdout, live.stderr);
     let ours = about(findings(&live.stdout, "mesh-doctor live"), &ns);
@@ -614,9 +614,9 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
             ("IST0161", expired_gw.as_str()),
             ("MD0411", edge.as_str()),
             ("MD0411", expired_gw.as_str()),
-            ("MD0418", edge.as_str()),
-            ("MD0418", edge.as_str()),
-            ("MD0418", edge.as_str()),
+            ("MD0421", edge.as_str()),
+            ("MD0421", edge.as_str()),
+            ("MD0421", edge.as_str()),
         ],
         "{ours:#?}"
     );
@@ -642,14 +642,14 @@ fn real_expired_gateway_certificate_is_served_refused_by_clients_and_md0411() {
     );
     // The prediction from the data is Istio's own message; the bad key comes from the status.
     assert!(
-        message("MD0418", "\"api-missing\"")
+        message("MD0421", "\"api-missing\"")
             .contains(&format!("Istio refuses: {missing_status}. Istio sets"))
     );
     assert!(
-        message("MD0418", "\"api-first-missing\"")
+        message("MD0421", "\"api-first-missing\"")
             .contains("the gateway serves its own Istio workload certificate")
     );
-    assert!(message("MD0418", "\"api-badkey\"").contains(&format!(
+    assert!(message("MD0421", "\"api-badkey\"").contains(&format!(
         "Istio refuses: {badkey_status}. Istio reports it in the listener's status"
     )));
     // The private keys are neither printed nor logged.
