@@ -1,5 +1,7 @@
 //! Certificates that will fail, before they do (MD0410, MD0411): a Gateway's certificate chain
-//! and CA certificate (the public keys of the Secret its `credentialName` names) and the mesh's
+//! and CA certificate (the public keys of the Secrets its `credentialName` names: the
+//! credential's own, and for a server that verifies clients `<credentialName>-cacert` when it
+//! exists) and the mesh's
 //! root certificate (the public ConfigMap `istio-ca-root-cert`, key `root-cert.pem`; the CA's
 //! `cacerts` Secret is never read), judged against the time the snapshot was read: a Warning
 //! within 30 days of the end of a certificate's validity, an Error after it.
@@ -9,13 +11,13 @@ use std::collections::HashSet;
 use jiff::{SignedDuration, Timestamp};
 
 use super::Input;
-use super::gateway::{credential_secret, workload_namespace};
+use super::gateway::{ca_secret, credential_secret, workload_namespace};
 use crate::findings::messages::{self, MD0410, MD0411, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::credentials;
 use crate::kube::certificate::{self, CertificateFacts};
-use crate::kube::snapshot::{Object, Snapshot};
+use crate::kube::snapshot::{Located, Object, SecretKeys, Snapshot};
 
 /// The codes of both analyzers.
 pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411];
@@ -87,17 +89,88 @@ fn finding(
 const CHAIN_FAILS: &str = "its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\")";
 const CHAIN_FIX: &str =
     "Put a renewed certificate into the Secret (the gateway picks it up without a restart).";
-const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\")";
+const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\")";
 const CA_FIX: &str = "Put a renewed CA certificate into the Secret.";
 const ROOT_FAILS: &str = "sidecars, gateways and ztunnel refuse the mesh's workload certificates, which chain to it: mTLS between workloads fails (503, Envoy response flag UF, \"CERTIFICATE_VERIFY_FAILED\")";
 const ROOT_FIX: &str = "Rotate the mesh's root CA (a plugged-in CA: cacerts with a new root, trusted beside the old one while workloads move over; istiod's self-signed CA: Istio's root transition guide).";
 
-/// Analyzer `gateway-certificates`: the chains and CA certificates of Gateways' credentials.
+/// The certificate findings of Gateways' credentials, each said once per Gateway, place and
+/// certificate (two servers naming one Secret give one finding).
+pub struct Judge<'o> {
+    now: Timestamp,
+    said: HashSet<(String, String, String, String)>,
+    out: &'o mut Vec<Finding>,
+}
+
+/// What is judged in a credential: its certificate chain, or the CA certificate a server that
+/// verifies clients checks them with.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Part {
+    Chain,
+    Ca,
+}
+
+impl<'o> Judge<'o> {
+    /// `None` when the snapshot has no time to judge against.
+    pub fn new(snapshot: &Snapshot, out: &'o mut Vec<Finding>) -> Option<Self> {
+        Some(Judge {
+            now: snapshot.read_at?,
+            said: HashSet::new(),
+            out,
+        })
+    }
+
+    /// The certificates of one part of a Secret, the credential of `gateway` (`ns/name`), said
+    /// at `at`: the chain of the key pair istiod takes, or the CA certificate.
+    pub fn secret(
+        &mut self,
+        gateway: &str,
+        secret: &Located<SecretKeys>,
+        part: Part,
+        at: &ResourceRef,
+    ) {
+        let (key, fails, fix) = match part {
+            Part::Chain => (
+                credentials::chain_key(&secret.object),
+                CHAIN_FAILS,
+                CHAIN_FIX,
+            ),
+            Part::Ca => (credentials::ca_key(&secret.object), CA_FAILS, CA_FIX),
+        };
+        let Some(key) = key else { return };
+        let Some(pem) = secret.object.certificates.get(key) else {
+            return;
+        };
+        let place = Place {
+            location: format!(
+                "{key} of Secret {}/{}, the credential of Gateway {gateway},",
+                secret.object.namespace().unwrap_or(""),
+                secret.object.name()
+            ),
+            fails,
+            fix,
+        };
+        for cert in pem.all() {
+            let first = self.said.insert((
+                gateway.to_string(),
+                place.location.clone(),
+                cert.serial.clone(),
+                cert.subject.clone(),
+            ));
+            if first {
+                self.out.extend(finding(cert, self.now, &place, at.clone()));
+            }
+        }
+    }
+}
+
+/// Analyzer `gateway-certificates`: the chains and CA certificates of Istio Gateways'
+/// credentials (a server that verifies clients reads its CA certificate from the Secret
+/// `<credentialName>-cacert` when it exists, else from the credential's own).
 pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
-    let Some(now) = input.snapshot.read_at else {
+    let Some(mut judge) = Judge::new(input.snapshot, out) else {
         return;
     };
-    let mut said: HashSet<(String, String, String, String)> = HashSet::new();
     for gw in &input.config.gateways {
         let Some(gw_ns) = workload_namespace(input, gw) else {
             continue;
@@ -108,44 +181,15 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
             if tls.credential_name.is_empty() {
                 continue;
             }
-            let Some(secret) = credential_secret(input, gw_ns, &tls.credential_name) else {
-                continue;
-            };
             let path = format!("spec.servers[{i}].tls.credentialName");
-            let keys = credentials::chain_key(&secret.object)
-                .map(|k| (k, CHAIN_FAILS, CHAIN_FIX))
-                .into_iter()
-                .chain(
-                    credentials::ca_key(&secret.object)
-                        .filter(|_| tls.mode.eq_ignore_ascii_case("MUTUAL"))
-                        .map(|k| (k, CA_FAILS, CA_FIX)),
-                );
-            for (key, fails, fix) in keys {
-                let Some(pem) = secret.object.certificates.get(key) else {
-                    continue;
-                };
-                let place = Place {
-                    location: format!(
-                        "{key} of Secret {}/{}, the credential of Gateway {gateway},",
-                        secret.object.namespace().unwrap_or(""),
-                        secret.object.name()
-                    ),
-                    fails,
-                    fix,
-                };
-                for cert in pem.all() {
-                    let first = said.insert((
-                        gateway.clone(),
-                        place.location.clone(),
-                        cert.serial.clone(),
-                        cert.subject.clone(),
-                    ));
-                    if !first {
-                        continue;
-                    }
-                    let at = ResourceRef::of(gw.resource).at_field(gw.resource, &path);
-                    out.extend(finding(cert, now, &place, at));
-                }
+            let at = ResourceRef::of(gw.resource).at_field(gw.resource, &path);
+            if let Some(secret) = credential_secret(input, gw_ns, &tls.credential_name) {
+                judge.secret(&gateway, secret, Part::Chain, &at);
+            }
+            if credentials::verifies_clients(&tls.mode)
+                && let Some(secret) = ca_secret(input, gw_ns, &tls.credential_name)
+            {
+                judge.secret(&gateway, secret, Part::Ca, &at);
             }
         }
     }

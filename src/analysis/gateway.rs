@@ -152,6 +152,17 @@ pub fn credential_secret<'s>(
         .find(|s| s.object.namespace().unwrap_or("") == ns && s.object.name() == name)
 }
 
+/// The Secret istiod reads the CA certificate of a server that verifies clients from
+/// (`GetCaCert`): `<credentialName>-cacert` when it exists, else the credential's own.
+pub fn ca_secret<'s>(
+    input: &Input<'s>,
+    gw_ns: &str,
+    credential_name: &str,
+) -> Option<&'s Located<SecretKeys>> {
+    credential_secret(input, gw_ns, &credentials::ca_secret_name(credential_name))
+        .or_else(|| credential_secret(input, gw_ns, credential_name))
+}
+
 /// True when istiod refuses the credential: no usable key pair, or a certificate chain
 /// `ValidateCertificate` refuses (at the snapshot's time; without one, only its form is
 /// judged). A chain whose facts were not read is not judged.

@@ -18,6 +18,7 @@ pub mod envoyfilter;
 pub mod external_control_plane;
 pub mod gateway;
 pub mod gateway_targets;
+pub mod gateway_api_certificates;
 pub mod image_auto;
 pub mod injection;
 pub mod istio_installed;
@@ -397,7 +398,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "gateway-certificates",
         istio_name: None,
         on_by_default: true,
-        description: "Gateway certificates (the chain and, for MUTUAL, the CA certificate of the Secret a credentialName names) that expire within 30 days or have expired",
+        description: "Gateway certificates (the chain of the Secret a credentialName names and, for MUTUAL and OPTIONAL_MUTUAL, the CA certificate of <credentialName>-cacert, else of that Secret) that expire within 30 days or have expired",
         codes: certificates::CODES,
         needs: &[
             Kind::Gateways,
@@ -406,6 +407,20 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
             Kind::PodsBeyondScope,
         ],
         run: Run::Config(certificates::gateways),
+    },
+    Analyzer {
+        name: "gateway-api-certificates",
+        istio_name: None,
+        on_by_default: true,
+        description: "Gateway API Gateways of Istio's classes: certificateRefs Istio refuses (not a Secret, not found, no key pair, a certificate that is not PEM, another namespace without ReferenceGrant), and the certificates it serves (and, for MUTUAL and OPTIONAL_MUTUAL, the CA certificate of <first ref>-cacert, else of that Secret) that expire within 30 days or have expired",
+        codes: gateway_api_certificates::CODES,
+        needs: &[
+            Kind::KubernetesGateways,
+            Kind::GatewayClasses,
+            Kind::ReferenceGrants,
+            Kind::Secrets,
+        ],
+        run: Run::Config(gateway_api_certificates::analyze),
     },
     Analyzer {
         name: "mesh-root-certificate",

@@ -713,11 +713,11 @@ messages! {
     MD0410 = "MD0410", "CertificateExpiresSoon", Warning,
         (subject, location, date, time_left, fails, fix),
         "The certificate %q in %s expires on %s, %s: from then on %s. %s",
-        "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) expires within 30 days.";
+        "A Gateway's certificate (the chain or CA certificate of a Secret an Istio Gateway's credentialName or a Gateway API listener's certificateRefs name) or the mesh's root certificate (ConfigMap istio-ca-root-cert) expires within 30 days.";
     MD0411 = "MD0411", "CertificateExpired", Error,
         (subject, location, date, fails, fix),
         "The certificate %q in %s expired on %s: %s. %s",
-        "A Gateway's certificate (the chain or CA certificate of the Secret its credentialName names) or the mesh's root certificate (ConfigMap istio-ca-root-cert) has expired.";
+        "A Gateway's certificate (the chain or CA certificate of a Secret an Istio Gateway's credentialName or a Gateway API listener's certificateRefs name) or the mesh's root certificate (ConfigMap istio-ca-root-cert) has expired.";
     MD0412 = "MD0412", "AmbientL7ConfigNotApplied", Warning,
         (kind, name, workloads, skips),
         "%s %s selects ambient workload(s) %s, which have no proxy of their own: ztunnel carries their traffic at L4 and does not %s, so nothing applies it. Attach it to a waypoint with targetRefs (kind Service or Gateway) instead of a selector, and give the workloads a waypoint (istio.io/use-waypoint) if they have none.",
@@ -754,6 +754,10 @@ messages! {
         (kind, name, namespace, workloads, why, lost, fix),
         "%s %s has no selector and no targetRefs, so it is for the proxies of namespace %s, but that namespace is in ambient mode and no proxy there applies it: its workloads (%s) have no sidecar, and %s: %s. %s",
         "A namespace-wide RequestAuthentication, Telemetry or WasmPlugin (no selector, no targetRefs) in an ambient namespace where no pod has a sidecar: ztunnel does not apply these kinds, and a waypoint applies a namespace-wide Telemetry but never a namespace-wide RequestAuthentication or WasmPlugin.";
+    MD0421 = "MD0421", "GatewayCertificateRefRefused", Error,
+        (listener, gateway, refusal, effect),
+        "Listener %q of Gateway %s has a certificateRef Istio refuses: %s. %s Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.",
+        "A Gateway API Gateway's listener names in tls.certificateRefs a Secret Istio refuses (not found, no key pair, a certificate that is not PEM, another namespace without ReferenceGrant): the listener serves no certificate of it.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

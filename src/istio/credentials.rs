@@ -3,10 +3,14 @@
 //! and istiod's check of a certificate before it sends it to the gateway.
 //!
 //! Istio's rules: `ExtractCertInfo` (pilot/pkg/credentials/kube/secrets.go) takes `cert`/`key`
-//! when both have a value, else `tls.crt`/`tls.key`; `extractRoot` takes `cacert`, else
-//! `ca.crt`; `ValidateCertificate` (pilot/pkg/xds/sds.go) decodes the first PEM block of the
-//! chain and refuses it when it is not certificates, or when one of them is expired or not yet
-//! valid. The private key is not checked by either.
+//! when both have a value, else `tls.crt`/`tls.key`; `ExtractRoot` takes `cacert`, else
+//! `ca.crt`. A server that verifies clients (`MUTUAL`, `OPTIONAL_MUTUAL`) asks SDS for
+//! `<credentialName>-cacert`, and `GetCaCert` reads the Secret of that name when it exists, and
+//! only when it does not, the credential's own Secret. `ValidateCertificate`
+//! (pilot/pkg/xds/sds.go) decodes the first PEM block of a chain or CA certificate and finds it
+//! invalid when it is not certificates, or when one of them is expired or not yet valid; istiod
+//! only logs that (`invalid certificates`) and sends the certificate all the same. The private
+//! key is not checked by either.
 
 use jiff::Timestamp;
 
@@ -30,12 +34,82 @@ pub fn chain_key(secret: &SecretKeys) -> Option<&'static str> {
         .map(|(cert, _)| *cert)
 }
 
-/// The key of the CA certificate a `MUTUAL` server verifies clients with, from the same
-/// Secret (istiod first looks for a Secret `<name>-cacert`, which is not read here).
+/// The suffix of the Secret istiod reads a server's CA certificate from first
+/// (`SdsCaSuffix`).
+pub const CA_SECRET_SUFFIX: &str = "-cacert";
+
+/// The name of the Secret istiod looks up first for the CA certificate of a server whose
+/// credential is `name` (`ns/name` stays `ns/name-cacert`).
+pub fn ca_secret_name(name: &str) -> String {
+    format!("{name}{CA_SECRET_SUFFIX}")
+}
+
+/// True for the server TLS modes that verify client certificates with a CA certificate from
+/// SDS (`MUTUAL`, `OPTIONAL_MUTUAL`).
+pub fn verifies_clients(mode: &str) -> bool {
+    mode.eq_ignore_ascii_case("MUTUAL") || mode.eq_ignore_ascii_case("OPTIONAL_MUTUAL")
+}
+
+/// The key of the CA certificate in a Secret, as `ExtractRoot` takes it: `cacert`, else
+/// `ca.crt` (in the Secret `<name>-cacert` when it exists, else in the credential's own:
+/// [`CA_SECRET_SUFFIX`]).
 pub fn ca_key(secret: &SecretKeys) -> Option<&'static str> {
     ["cacert", "ca.crt"]
         .into_iter()
         .find(|k| secret.keys.iter().any(|x| x == k))
+}
+
+/// Why `ExtractCertInfo` finds no key pair in a Secret, in Istio's words; `None` when it
+/// takes one ([`chain_key`]).
+pub fn no_pair(secret: &SecretKeys) -> Option<String> {
+    if chain_key(secret).is_some() {
+        return None;
+    }
+    let present = |k: &str| secret.keys.iter().chain(&secret.empty_keys).any(|x| x == k);
+    if let Some((cert, key)) = PAIRS.iter().find(|(c, k)| present(c) && present(k)) {
+        return Some(format!(
+            "found keys {cert:?} and {key:?}, but they were empty"
+        ));
+    }
+    let mut all: Vec<&str> = secret
+        .keys
+        .iter()
+        .chain(&secret.empty_keys)
+        .map(String::as_str)
+        .collect();
+    all.sort_unstable();
+    let found = if all.len() < 3 {
+        all.join(", ")
+    } else {
+        format!("{}, and {} more...", all[..3].join(", "), all.len() - 3)
+    };
+    Some(format!(
+        "found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: {found}"
+    ))
+}
+
+/// Why Go's `tls.X509KeyPair` (which Istio's Gateway API conversion runs on a certificateRef)
+/// refuses a chain for its certificate half: no `CERTIFICATE` block, or a first one that does
+/// not parse; in Go's words where they do not depend on the key. `None` when the certificate
+/// half passes. The key half (its form, and whether it matches) is never judged: the private
+/// key is not read.
+pub fn key_pair_refused(chain: &PemCertificates) -> Option<String> {
+    let Some(first) = chain.blocks.iter().find(|b| b.label == "CERTIFICATE") else {
+        let skipped: Vec<&str> = chain.blocks.iter().map(|b| b.label.as_str()).collect();
+        return Some(match skipped.as_slice() {
+            [] => "tls: failed to find any PEM data in certificate input".into(),
+            [one] if one.ends_with("PRIVATE KEY") => "tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs may have been switched".into(),
+            _ => format!(
+                "tls: failed to find \"CERTIFICATE\" PEM block in certificate input after skipping PEM blocks of the following types: [{}]",
+                skipped.join(" ")
+            ),
+        });
+    };
+    first
+        .certificates
+        .as_ref()
+        .err()
+        .map(|e| format!("its first certificate cannot be parsed ({e})"))
 }
 
 /// Why istiod's `ValidateCertificate` refuses a chain at `now`, or `None` when it accepts it.
@@ -81,6 +155,7 @@ mod tests {
     fn chain(not_before: &str, not_after: &str) -> PemCertificates {
         PemCertificates {
             blocks: vec![PemBlock {
+                label: "CERTIFICATE".into(),
                 certificates: Ok(vec![CertificateFacts {
                     subject: "CN=a".into(),
                     not_before: at(not_before),
@@ -100,6 +175,66 @@ mod tests {
         assert_eq!(chain_key(&secret(&["tls.crt", "tls.key"])), Some("tls.crt"));
         assert_eq!(chain_key(&secret(&["tls.crt", "key"])), None);
         assert_eq!(ca_key(&secret(&["ca.crt", "cacert"])), Some("cacert"));
+    }
+
+    #[test]
+    fn the_ca_secret_is_named_after_the_credential() {
+        assert_eq!(ca_secret_name("partner-cert"), "partner-cert-cacert");
+        assert_eq!(ca_secret_name("certs/partner"), "certs/partner-cacert");
+        assert!(verifies_clients("MUTUAL") && verifies_clients("OPTIONAL_MUTUAL"));
+        assert!(!verifies_clients("SIMPLE") && !verifies_clients("ISTIO_MUTUAL"));
+    }
+
+    #[test]
+    fn a_secret_without_a_pair_is_said_in_istios_words() {
+        assert_eq!(no_pair(&secret(&["tls.crt", "tls.key"])), None);
+        let mut empty = secret(&["ca.crt"]);
+        empty.empty_keys = vec!["tls.crt".into(), "tls.key".into()];
+        assert_eq!(
+            no_pair(&empty).unwrap(),
+            "found keys \"tls.crt\" and \"tls.key\", but they were empty"
+        );
+        assert_eq!(
+            no_pair(&secret(&["a", "b"])).unwrap(),
+            "found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: a, b"
+        );
+        assert!(
+            no_pair(&secret(&["d", "c", "b", "a"]))
+                .unwrap()
+                .ends_with("found: a, b, c, and 1 more...")
+        );
+    }
+
+    #[test]
+    fn the_certificate_half_of_a_key_pair() {
+        let block = |label: &str| PemBlock {
+            label: label.into(),
+            certificates: Err("x".into()),
+        };
+        let of = |blocks: Vec<PemBlock>| key_pair_refused(&PemCertificates { blocks });
+        assert_eq!(
+            of(vec![]).unwrap(),
+            "tls: failed to find any PEM data in certificate input"
+        );
+        assert!(
+            of(vec![block("EC PRIVATE KEY")])
+                .unwrap()
+                .contains("PEM inputs may have been switched")
+        );
+        assert!(
+            of(vec![block("PUBLIC KEY"), block("X")])
+                .unwrap()
+                .ends_with("the following types: [PUBLIC KEY X]")
+        );
+        assert!(
+            of(vec![block("CERTIFICATE")])
+                .unwrap()
+                .starts_with("its first certificate cannot be parsed")
+        );
+        assert_eq!(
+            key_pair_refused(&chain("2020-01-01T00:00:00Z", "2020-02-01T00:00:00Z")),
+            None
+        );
     }
 
     #[test]

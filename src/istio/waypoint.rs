@@ -389,6 +389,7 @@ mod tests {
         let gw = KubernetesGateway {
             gateway_class_name: WAYPOINT_CLASS.into(),
             listeners: vec![],
+            tls: None,
         };
         let programmed = json!({"conditions": [{"type": "Programmed", "status": "True", "reason": "Programmed"}]});
         let ok = Observed {
@@ -436,6 +437,7 @@ mod tests {
         let other = KubernetesGateway {
             gateway_class_name: "istio".into(),
             listeners: vec![],
+            tls: None,
         };
         let wrong = Observed {
             gateway: Some((&other, &programmed)),

@@ -21,9 +21,11 @@ pub struct CertificateFacts {
     pub serial: String,
 }
 
-/// One PEM block: its certificates, or why its bytes are not certificates.
+/// One PEM block: its label (`CERTIFICATE`, ...) and its certificates, or why its bytes are not
+/// certificates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PemBlock {
+    pub label: String,
     pub certificates: Result<Vec<CertificateFacts>, String>,
 }
 
@@ -58,7 +60,10 @@ pub fn read_pem(data: &[u8]) -> PemCertificates {
         } else {
             parse_certificates(&pem.contents)
         };
-        blocks.push(PemBlock { certificates });
+        blocks.push(PemBlock {
+            label: pem.label,
+            certificates,
+        });
     }
     PemCertificates { blocks }
 }

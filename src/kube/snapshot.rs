@@ -185,6 +185,8 @@ pub struct SecretKeys {
     pub type_: String,
     /// The keys whose value is not empty, sorted.
     pub keys: Vec<String>,
+    /// The keys whose value is empty, sorted (Istio's messages name them).
+    pub empty_keys: Vec<String>,
     /// For the keys named public when the Secret was read (a Gateway credential's `tls.crt`,
     /// `cert`, `ca.crt`, `cacert`), what their PEM holds: subjects and validity only.
     pub certificates: BTreeMap<String, crate::kube::certificate::PemCertificates>,
@@ -201,9 +203,11 @@ impl SecretKeys {
         public: &[&str],
     ) -> SecretKeys {
         let mut keys = Vec::new();
+        let mut empty_keys = Vec::new();
         let mut certificates = BTreeMap::new();
         for (key, mut value) in data {
             if value.is_empty() {
+                empty_keys.push(key);
                 continue;
             }
             if public.contains(&key.as_str()) {
@@ -217,10 +221,14 @@ impl SecretKeys {
         }
         keys.sort();
         keys.dedup();
+        empty_keys.sort();
+        empty_keys.dedup();
+        empty_keys.retain(|k| !keys.contains(k));
         SecretKeys {
             metadata,
             type_,
             keys,
+            empty_keys,
             certificates,
         }
     }

@@ -39,19 +39,26 @@ fn an_expired_gateway_certificate_is_istios_ist0161_and_md0411_with_its_date() {
         expired,
         [
             format!(
-                "Error [MD0411] (Gateway shop/partner {GATEWAYS}:116) The certificate \"O=cluster.local\" in ca.crt of Secret istio-system/partner-cert, the credential of Gateway shop/partner, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake fails with \"certificate verify failed\"). Put a renewed CA certificate into the Secret."
+                "Error [MD0411] (Gateway shop/partner {GATEWAYS}:116) The certificate \"O=cluster.local\" in ca.crt of Secret istio-system/partner-cert, the credential of Gateway shop/partner, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret."
             ),
             format!(
                 "Error [MD0411] (Gateway shop/shop {GATEWAYS}:54) The certificate \"CN=shop.example.com\" in tls.crt of Secret istio-system/shop-cert, the credential of Gateway shop/shop, expired on 2020-02-01 00:00 UTC: its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\"). Put a renewed certificate into the Secret (the gateway picks it up without a restart)."
             ),
+            // The CA certificate of a MUTUAL server comes from "<credentialName>-cacert" when
+            // that Secret exists (the valid ca.crt of vendor-cert is not the one istiod uses).
+            format!(
+                "Error [MD0411] (Gateway shop/vendor {GATEWAYS}:157) The certificate \"O=cluster.local\" in cacert of Secret istio-system/vendor-cert-cacert, the credential of Gateway shop/vendor, expired on 2025-01-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret."
+            ),
         ],
         "{stdout}"
     );
-    // The negative twin: the Gateway whose certificate is valid until 2126 is not named.
+    // The negative twins: the Gateway whose certificate is valid until 2126 is not named, nor
+    // the OPTIONAL_MUTUAL one whose own ca.crt expired but whose "-cacert" Secret is valid.
     assert!(!stdout.contains("shop-renewed"), "{stdout}");
+    assert!(!stdout.contains("supplier"), "{stdout}");
     assert_eq!(
         stdout.lines().filter(|l| l.contains(" [")).count(),
-        3,
+        4,
         "{stdout}"
     );
 }
@@ -217,4 +224,230 @@ fn no_private_key_is_ever_printed() {
         assert!(stdout.contains("MD0411"), "{output}: {stdout}");
         assert!(stdout.contains("MD0410"), "{output}: {stdout}");
     }
+}
+
+/// A certificate for `name` signed by itself, valid from 2020-01-01 until `until` (y, m, d),
+/// with a real private key (Istio's Gateway API conversion checks the pair), both PEM.
+fn pair(name: &str, until: (i32, u8, u8)) -> (String, String) {
+    let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, name);
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(until.0, until.1, until.2);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+/// A Secret's keys and values.
+type Data = Vec<(&'static str, String)>;
+
+fn secret(ns: &str, name: &str, data: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {ns}\ntype: Opaque\ndata:\n"
+    );
+    for (key, value) in data {
+        text.push_str(&format!("  {key}: {}\n", base64(value.as_bytes())));
+    }
+    text
+}
+
+/// A listener on 443 for `<name>.example.com` with `refs` (YAML flow mappings) and options.
+fn listener(name: &str, refs: &[&str], options: &str) -> String {
+    let mut text = format!(
+        "  - name: {name}\n    port: 443\n    protocol: HTTPS\n    hostname: {name}.example.com\n    tls:\n{options}      certificateRefs:\n"
+    );
+    for r in refs {
+        text.push_str(&format!("      - {r}\n"));
+    }
+    text
+}
+
+/// The line (1-based) of the first line of `text` that is `line` once trimmed.
+fn line_of(text: &str, line: &str) -> usize {
+    text.lines()
+        .position(|l| l.trim() == line)
+        .unwrap_or_else(|| panic!("no line {line:?}"))
+        + 1
+}
+
+#[test]
+fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
+    let (expired, expired_key) = pair("expired.example.com", (2021, 1, 1));
+    let (valid, valid_key) = pair("valid.example.com", (2126, 1, 1));
+    let (ca, _) = pair("clients-ca", (2022, 6, 1));
+    let mutual_opt = "      options:\n        gateway.istio.io/tls-terminate-mode: MUTUAL\n";
+    let optional_opt =
+        "      options:\n        gateway.istio.io/tls-terminate-mode: OPTIONAL_MUTUAL\n";
+    let mut text = String::from(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: edge\n  namespace: edge\nspec:\n  gatewayClassName: istio\n  listeners:\n",
+    );
+    for (name, refs, options) in [
+        ("expired", vec!["{name: expired-cert}"], ""),
+        ("valid", vec!["{name: valid-cert}"], ""),
+        ("missing", vec!["{name: no-such-cert}"], ""),
+        ("keyless", vec!["{name: keyless-cert}"], ""),
+        ("notpem", vec!["{name: notpem-cert}"], ""),
+        ("configmap", vec!["{kind: ConfigMap, name: valid-cert}"], ""),
+        ("elsewhere", vec!["{name: shop-cert, namespace: shop}"], ""),
+        ("granted", vec!["{name: granted-cert, namespace: shop}"], ""),
+        (
+            "pair",
+            vec!["{name: valid-cert}", "{name: no-such-second}"],
+            "",
+        ),
+        // The refused one first: the listener gets neither (the expired second is not served,
+        // so it is no MD0411).
+        (
+            "swapped",
+            vec!["{name: no-such-first}", "{name: expired-cert}"],
+            "",
+        ),
+        ("mutual", vec!["{name: mutual-cert}"], mutual_opt),
+        ("optional", vec!["{name: optional-cert}"], optional_opt),
+    ] {
+        text.push_str(&listener(name, &refs, options));
+    }
+    let tls =
+        |cert: &str, key: &str| vec![("tls.crt", cert.to_string()), ("tls.key", key.to_string())];
+    let mut secrets: Vec<(&str, &str, Data)> = vec![
+        ("edge", "expired-cert", tls(&expired, &expired_key)),
+        ("edge", "valid-cert", tls(&valid, &valid_key)),
+        ("edge", "keyless-cert", vec![("ca.crt", valid.clone())]),
+        (
+            "edge",
+            "notpem-cert",
+            vec![
+                ("tls.crt", "not a certificate\n".to_string()),
+                ("tls.key", valid_key.clone()),
+            ],
+        ),
+        ("shop", "shop-cert", tls(&valid, &valid_key)),
+        ("shop", "granted-cert", tls(&valid, &valid_key)),
+        ("edge", "mutual-cert", tls(&valid, &valid_key)),
+        ("edge", "mutual-cert-cacert", vec![("ca.crt", ca.clone())]),
+    ];
+    // The OPTIONAL_MUTUAL twin: its CA certificate (in its own Secret, no "-cacert" one) is
+    // valid.
+    let mut optional = tls(&valid, &valid_key);
+    optional.push(("ca.crt", valid.clone()));
+    secrets.push(("edge", "optional-cert", optional));
+    for (ns, name, data) in &secrets {
+        let data: Vec<(&str, &str)> = data.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        text.push_str(&secret(ns, name, &data));
+    }
+    text.push_str(
+        "---\napiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata:\n  name: edge-certs\n  namespace: shop\nspec:\n  from:\n  - {group: gateway.networking.k8s.io, kind: Gateway, namespace: edge}\n  to:\n  - {group: \"\", kind: Secret, name: granted-cert}\n",
+    );
+    // A Gateway of another implementation's class: istiod does not serve it, nothing is said.
+    text.push_str(
+        "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: other\n  namespace: edge\nspec:\n  gatewayClassName: example\n  listeners:\n",
+    );
+    text.push_str(&listener("theirs", &["{name: expired-cert}"], ""));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gateway-api.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let file = path.to_str().unwrap();
+
+    let (stdout, stderr, code) = run(&["analyze", "-f", file]);
+    assert_eq!(code, 79, "{stderr}");
+    let at = |r: &str| {
+        format!(
+            "(Gateway edge/edge {file}:{})",
+            line_of(&text, &format!("- {r}"))
+        )
+    };
+    let not_programmed = |reason: &str| {
+        format!(
+            "Istio sets the listener's conditions ResolvedRefs=False (reason {reason}) and Programmed=False (\"Bad TLS configuration\") and serves none of its certificates: the gateway resets the TLS handshakes for the listener. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace."
+        )
+    };
+    let refused = |listener: &str, r: &str, why: &str, effect: String| {
+        format!(
+            "Error [MD0421] {} Listener \"{listener}\" of Gateway edge/edge has a certificateRef Istio refuses: {why}. {effect}",
+            at(r)
+        )
+    };
+    let mut want = vec![
+        refused(
+            "missing",
+            "{name: no-such-cert}",
+            "invalid certificate reference /Secret/no-such-cert., secret edge/no-such-cert not found",
+            not_programmed("InvalidCertificateRef"),
+        ),
+        refused(
+            "keyless",
+            "{name: keyless-cert}",
+            "invalid certificate reference /Secret/keyless-cert., found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: ca.crt",
+            not_programmed("InvalidCertificateRef"),
+        ),
+        refused(
+            "notpem",
+            "{name: notpem-cert}",
+            "invalid certificate reference /Secret/notpem-cert., the certificate is malformed: tls: failed to find any PEM data in certificate input",
+            not_programmed("InvalidCertificateRef"),
+        ),
+        refused(
+            "configmap",
+            "{kind: ConfigMap, name: valid-cert}",
+            "invalid certificate reference /ConfigMap/valid-cert., only secret is allowed",
+            not_programmed("InvalidCertificateRef"),
+        ),
+        refused(
+            "elsewhere",
+            "{name: shop-cert, namespace: shop}",
+            "certificateRef shop-cert/shop not accessible to a Gateway in namespace \"edge\" (missing a ReferenceGrant?)",
+            not_programmed("RefNotPermitted"),
+        ),
+        refused(
+            "pair",
+            "{name: no-such-second}",
+            "invalid certificate reference /Secret/no-such-second., secret edge/no-such-second not found",
+            "Istio takes the listener's other certificate and drops this one without a word (the listener's ResolvedRefs condition stays True): clients that need this certificate (RSA or ECDSA) do not get it. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.".to_string(),
+        ),
+    ];
+    want.push(refused(
+        "swapped",
+        "{name: no-such-first}",
+        "invalid certificate reference /Secret/no-such-first., secret edge/no-such-first not found",
+        "Istio leaves the listener's conditions True but, the refused reference being the first, gives the listener no certificate of its Secrets, not even the other one: the gateway serves its own Istio workload certificate (a spiffe:// identity signed by the mesh's CA) for it, which clients do not trust. Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.".to_string(),
+    ));
+    want.sort();
+    let mut got = lines_with(&stdout, "MD0421");
+    got.sort();
+    assert_eq!(got, want, "{stdout}");
+
+    let mut expired_lines = lines_with(&stdout, "MD0411");
+    expired_lines.sort();
+    let mut want = vec![
+        format!(
+            "Error [MD0411] {} The certificate \"CN=clients-ca\" in ca.crt of Secret edge/mutual-cert-cacert, the credential of Gateway edge/edge, expired on 2022-06-01 00:00 UTC: the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\"). Put a renewed CA certificate into the Secret.",
+            at("{name: mutual-cert}")
+        ),
+        format!(
+            "Error [MD0411] {} The certificate \"CN=expired.example.com\" in tls.crt of Secret edge/expired-cert, the credential of Gateway edge/edge, expired on 2021-01-01 00:00 UTC: its clients refuse the Gateway's TLS handshake (curl: \"SSL certificate problem: certificate has expired\"; istiod still sends it and logs \"invalid certificates\"). Put a renewed certificate into the Secret (the gateway picks it up without a restart).",
+            at("{name: expired-cert}")
+        ),
+    ];
+    want.sort();
+    assert_eq!(expired_lines, want, "{stdout}");
+    // The twins: a valid certificate, a granted Secret of another namespace, the valid one of
+    // two, the OPTIONAL_MUTUAL listener's valid CA certificate, the other class's Gateway:
+    // nothing, and no Istio Gateway code for a Gateway API Gateway.
+    for quiet in [
+        "\"valid\"",
+        "\"granted\"",
+        "\"optional\"",
+        "edge/other",
+        "IST0161",
+        "IST0101",
+    ] {
+        assert!(!stdout.contains(quiet), "{quiet}: {stdout}");
+    }
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains(" [")).count(),
+        9,
+        "{stdout}"
+    );
 }

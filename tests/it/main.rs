@@ -35,6 +35,7 @@ mod e2e_no_istio;
 mod e2e_pod;
 mod e2e_proxy_status;
 mod e2e_real_ambient;
+mod e2e_real_gateway_certs;
 mod e2e_real_istiod_down;
 mod e2e_real_lifecycle;
 mod e2e_real_merge;

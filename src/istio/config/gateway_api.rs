@@ -10,6 +10,8 @@
 //! untyped so that a newer Gateway API version never stops the analysis. Status conditions are
 //! read from the object's `status` ([`conditions`]).
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -51,6 +53,145 @@ pub struct GatewayClass {
 pub struct KubernetesGateway {
     pub gateway_class_name: String,
     pub listeners: Vec<Listener>,
+    /// `spec.tls` (frontend client validation, backend client certificate), untyped.
+    pub tls: Option<Value>,
+}
+
+/// The GatewayClasses istiod serves with Envoy and SDS, by controller (`istio.io/...`):
+/// managed and unmanaged gateways, waypoints, east-west gateways.
+pub const ISTIO_CONTROLLERS: &[&str] = &[
+    "istio.io/gateway-controller",
+    "istio.io/unmanaged-gateway",
+    "istio.io/mesh-controller",
+    "istio.io/eastwest-controller",
+];
+
+/// Istio's built-in GatewayClasses (`istio`, `istio-remote`, `istio-waypoint`,
+/// `istio-east-west`), which need no GatewayClass object in the input.
+pub const ISTIO_CLASSES: &[&str] = &["istio", "istio-remote", "istio-waypoint", "istio-east-west"];
+
+impl KubernetesGateway {
+    /// True when the Gateway's class is one of istiod's: a GatewayClass of that name with one
+    /// of [`ISTIO_CONTROLLERS`], or, when none is in `classes`, a built-in class name.
+    pub fn is_istios<'c>(
+        &self,
+        mut classes: impl Iterator<Item = (&'c str, &'c GatewayClass)>,
+    ) -> bool {
+        match classes.find(|(name, _)| *name == self.gateway_class_name) {
+            Some((_, class)) => ISTIO_CONTROLLERS.contains(&class.controller_name.as_str()),
+            None => ISTIO_CLASSES.contains(&self.gateway_class_name.as_str()),
+        }
+    }
+
+    /// True when `spec.tls.frontend` gives the listeners of `port` CA certificates to verify
+    /// clients with (`perPort` for the port, else `default`): Istio then takes those, not
+    /// `<certificate>-cacert`.
+    pub fn frontend_validation(&self, port: u32) -> bool {
+        let Some(frontend) = self.tls.as_ref().and_then(|t| t.get("frontend")) else {
+            return false;
+        };
+        let per_port = frontend
+            .get("perPort")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)))
+            .and_then(|p| p.get("tls"));
+        per_port
+            .or_else(|| frontend.get("default"))
+            .and_then(|tls| tls.get("validation")?.get("caCertificateRefs")?.as_array())
+            .is_some_and(|refs| !refs.is_empty())
+    }
+}
+
+/// A listener's `tls`, as Istio reads it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ListenerTls {
+    /// `Terminate` (the default) or `Passthrough`.
+    pub mode: Option<String>,
+    pub certificate_refs: Vec<SecretObjectReference>,
+    pub options: BTreeMap<String, String>,
+}
+
+/// The option Istio reads a terminating listener's TLS mode from (`MUTUAL`,
+/// `OPTIONAL_MUTUAL`, `ISTIO_SIMPLE`, `ISTIO_MUTUAL`).
+pub const TLS_TERMINATE_MODE_OPTION: &str = "gateway.istio.io/tls-terminate-mode";
+
+/// A `certificateRefs` entry. The CRD defaults `group` to `""` (core) and `kind` to `Secret`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SecretObjectReference {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+impl SecretObjectReference {
+    pub fn group(&self) -> &str {
+        self.group.as_deref().unwrap_or("")
+    }
+    pub fn kind(&self) -> &str {
+        self.kind.as_deref().unwrap_or("Secret")
+    }
+    /// True for a Secret of the core group (the empty group: Istio takes no `core` for it).
+    pub fn is_secret(&self) -> bool {
+        self.group().is_empty() && self.kind() == "Secret"
+    }
+    /// The namespace of the Secret: its own, else the Gateway's.
+    pub fn namespace_or<'a>(&'a self, gateway_namespace: &'a str) -> &'a str {
+        self.namespace.as_deref().unwrap_or(gateway_namespace)
+    }
+    /// Istio's `secretObjectReferenceString`: `group/kind/name.namespace`, the defaults applied
+    /// as the API server applies them.
+    pub fn istio_string(&self) -> String {
+        format!(
+            "{}/{}/{}.{}",
+            self.group(),
+            self.kind(),
+            self.name,
+            self.namespace.as_deref().unwrap_or("")
+        )
+    }
+}
+
+impl ListenerTls {
+    /// The TLS mode istiod gives the server of a terminating listener: `MUTUAL`,
+    /// `OPTIONAL_MUTUAL`, `ISTIO_SIMPLE` or `ISTIO_MUTUAL` from the option, else `SIMPLE`;
+    /// `None` for any other listener mode (`Passthrough`).
+    pub fn terminate_mode(&self) -> Option<&str> {
+        if self.mode.as_deref().unwrap_or("Terminate") != "Terminate" {
+            return None;
+        }
+        Some(
+            match self
+                .options
+                .get(TLS_TERMINATE_MODE_OPTION)
+                .map(String::as_str)
+            {
+                Some(m @ ("MUTUAL" | "OPTIONAL_MUTUAL" | "ISTIO_SIMPLE" | "ISTIO_MUTUAL")) => m,
+                _ => "SIMPLE",
+            },
+        )
+    }
+
+    /// True when istiod reads the `certificateRefs` (a terminating listener that does not
+    /// use the gateway's own Istio certificate, `ISTIO_SIMPLE` or `ISTIO_MUTUAL`).
+    pub fn reads_certificate_refs(&self) -> bool {
+        matches!(
+            self.terminate_mode(),
+            Some("SIMPLE" | "MUTUAL" | "OPTIONAL_MUTUAL")
+        )
+    }
+}
+
+impl Listener {
+    /// The listener's `tls`, typed; `None` without one, or when it does not fit the type (the
+    /// schema checks say why).
+    pub fn tls_config(&self) -> Option<ListenerTls> {
+        ListenerTls::deserialize(self.tls.as_ref()?).ok()
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -91,6 +232,31 @@ pub struct ReferenceGrant {
     pub to: Vec<Value>,
 }
 
+impl ReferenceGrant {
+    /// True when this grant (in the Secret's namespace) lets Gateways of `from_namespace` refer
+    /// to the Secret `name` (Istio's `SecretAllowed`: a `from` of kind Gateway of the Gateway
+    /// API group and that namespace, a `to` of kind Secret of the core group, with that name or
+    /// none).
+    pub fn allows_gateway_secret(&self, from_namespace: &str, name: &str) -> bool {
+        fn field<'v>(v: &'v Value, key: &str) -> &'v str {
+            v.get(key).and_then(Value::as_str).unwrap_or("")
+        }
+        let from = self.from.iter().any(|f| {
+            field(f, "group") == GATEWAY_API_GROUP
+                && field(f, "kind") == "Gateway"
+                && field(f, "namespace") == from_namespace
+        });
+        let to = self.to.iter().any(|t| {
+            field(t, "group").is_empty()
+                && field(t, "kind") == "Secret"
+                && t.get("name")
+                    .and_then(Value::as_str)
+                    .is_none_or(|n| n == name)
+        });
+        from && to
+    }
+}
+
 /// One status condition (`metav1.Condition`, or Istio's `IstioCondition`).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -105,6 +271,18 @@ pub struct Condition {
 /// The conditions of `status.conditions`; an entry that is not a condition is left out.
 pub fn conditions(status: &Value) -> Vec<Condition> {
     read_conditions(status.get("conditions"))
+}
+
+/// The conditions of the listener `name` in a Gateway's `status.listeners[]`.
+pub fn listener_conditions(status: &Value, name: &str) -> Vec<Condition> {
+    status
+        .get("listeners")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|l| l.get("name").and_then(Value::as_str) == Some(name))
+        .flat_map(|l| read_conditions(l.get("conditions")))
+        .collect()
 }
 
 /// The conditions of every parent of a route's `status.parents[]`, in order.
@@ -144,8 +322,99 @@ mod tests {
         assert_eq!(own[0].type_, "Programmed");
         let parents = parent_conditions(&status);
         assert_eq!(parents.len(), 2);
+        let gateway = serde_json::json!({"listeners": [
+            {"name": "a", "conditions": [{"type": "ResolvedRefs", "status": "False", "reason": "InvalidCertificateRef"}]},
+            {"name": "b", "conditions": []}
+        ]});
+        assert_eq!(
+            listener_conditions(&gateway, "a")[0].reason,
+            "InvalidCertificateRef"
+        );
+        assert!(listener_conditions(&gateway, "b").is_empty());
         assert_eq!(parents[1].type_, "ResolvedRefs");
         assert!(conditions(&Value::Null).is_empty());
+    }
+
+    #[test]
+    fn listener_tls_and_its_references_with_the_crd_defaults() {
+        let listener: Listener = serde_json::from_value(serde_json::json!({
+            "name": "https", "port": 443, "protocol": "HTTPS",
+            "tls": {"certificateRefs": [{"name": "a"}, {"kind": "ConfigMap", "name": "b", "namespace": "x"}],
+                    "options": {"gateway.istio.io/tls-terminate-mode": "MUTUAL"}}
+        }))
+        .unwrap();
+        let tls = listener.tls_config().unwrap();
+        assert_eq!(tls.certificate_refs[0].istio_string(), "/Secret/a.");
+        assert!(tls.certificate_refs[0].is_secret());
+        assert_eq!(tls.certificate_refs[1].istio_string(), "/ConfigMap/b.x");
+        assert!(!tls.certificate_refs[1].is_secret());
+        assert_eq!(tls.certificate_refs[1].namespace_or("shop"), "x");
+        assert_eq!(tls.options[TLS_TERMINATE_MODE_OPTION], "MUTUAL");
+        assert_eq!(tls.terminate_mode(), Some("MUTUAL"));
+        assert!(tls.reads_certificate_refs());
+        let passthrough = ListenerTls {
+            mode: Some("Passthrough".into()),
+            ..ListenerTls::default()
+        };
+        assert_eq!(passthrough.terminate_mode(), None);
+        let builtin = ListenerTls {
+            options: [(
+                TLS_TERMINATE_MODE_OPTION.to_string(),
+                "ISTIO_SIMPLE".to_string(),
+            )]
+            .into(),
+            ..ListenerTls::default()
+        };
+        assert!(!builtin.reads_certificate_refs());
+        assert_eq!(ListenerTls::default().terminate_mode(), Some("SIMPLE"));
+    }
+
+    #[test]
+    fn a_grant_allows_the_secrets_it_names_to_gateways_of_its_from_namespace() {
+        let grant: ReferenceGrant = serde_json::from_value(serde_json::json!({
+            "from": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "edge"}],
+            "to": [{"group": "", "kind": "Secret", "name": "shop-cert"}]
+        }))
+        .unwrap();
+        assert!(grant.allows_gateway_secret("edge", "shop-cert"));
+        assert!(!grant.allows_gateway_secret("edge", "other"));
+        assert!(!grant.allows_gateway_secret("shop", "shop-cert"));
+        let any: ReferenceGrant = serde_json::from_value(serde_json::json!({
+            "from": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": "edge"},
+                     {"group": "gateway.networking.k8s.io", "kind": "Gateway", "namespace": "edge"}],
+            "to": [{"group": "", "kind": "Secret"}]
+        }))
+        .unwrap();
+        assert!(any.allows_gateway_secret("edge", "anything"));
+    }
+
+    #[test]
+    fn istios_classes_and_frontend_validation() {
+        let gw = |class: &str| KubernetesGateway {
+            gateway_class_name: class.into(),
+            ..KubernetesGateway::default()
+        };
+        let none = std::iter::empty();
+        assert!(gw("istio").is_istios(none));
+        assert!(!gw("envoy").is_istios(std::iter::empty()));
+        let class = GatewayClass {
+            controller_name: "istio.io/gateway-controller".into(),
+        };
+        assert!(gw("mine").is_istios([("mine", &class)].into_iter()));
+        let other = GatewayClass {
+            controller_name: "example.com/gateway".into(),
+        };
+        assert!(!gw("istio").is_istios([("istio", &other)].into_iter()));
+        let tls = KubernetesGateway {
+            tls: Some(serde_json::json!({"frontend": {
+                "default": {"validation": {"caCertificateRefs": [{"kind": "ConfigMap", "name": "ca"}]}},
+                "perPort": [{"port": 8443, "tls": {}}]
+            }})),
+            ..KubernetesGateway::default()
+        };
+        assert!(tls.frontend_validation(443));
+        assert!(!tls.frontend_validation(8443));
+        assert!(!gw("istio").frontend_validation(443));
     }
 
     #[test]

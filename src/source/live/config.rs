@@ -1,6 +1,7 @@
 //! The live source for Istio's config kinds: which of them the cluster serves (discovery),
-//! one paginated list per served kind for the scope, and the Secrets Gateways name (got by
-//! name, never listed; type and key names only).
+//! one paginated list per served kind for the scope, and the Secrets Gateways name (Istio
+//! Gateways' `credentialName`, Gateway API listeners' `certificateRefs`; got by name, never
+//! listed; type, key names and public certificates' facts only).
 //!
 //! A kind whose CRD is not installed is skipped quietly (there is nothing to analyse); a list
 //! RBAC forbids goes into `Snapshot::unavailable`, so the analyzers that need it are skipped and
@@ -225,8 +226,10 @@ async fn list_kind(
 }
 
 /// Gets the Secrets the snapshot's Gateways name, in the namespace of the workload each
-/// Gateway selects (as Istio resolves `credentialName`), else the Gateway's own. Only the
-/// type and the key names are kept.
+/// Gateway selects (as Istio resolves `credentialName`), else the Gateway's own, and for a
+/// server that verifies clients the Secret `<credentialName>-cacert` istiod reads its CA
+/// certificate from first (absent is normal: istiod then takes the credential's own). Only the
+/// type, the key names and the public certificates' facts are kept.
 pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     let mut wanted: Vec<(String, String)> = Vec::new();
     for resource in snapshot
@@ -259,13 +262,27 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             if tls.credential_name.is_empty() {
                 continue;
             }
-            let (ns, name) = match tls.credential_name.split_once('/') {
-                Some((n, s)) => (n.to_string(), s.to_string()),
-                None => (ns.clone(), tls.credential_name.clone()),
-            };
-            if !wanted.contains(&(ns.clone(), name.clone())) {
-                wanted.push((ns, name));
+            let mut names = vec![tls.credential_name.clone()];
+            if crate::istio::credentials::verifies_clients(&tls.mode) {
+                // Where istiod looks for the CA certificate first.
+                names.push(crate::istio::credentials::ca_secret_name(
+                    &tls.credential_name,
+                ));
             }
+            for credential in names {
+                let (ns, name) = match credential.split_once('/') {
+                    Some((n, s)) => (n.to_string(), s.to_string()),
+                    None => (ns.clone(), credential),
+                };
+                if !wanted.contains(&(ns.clone(), name.clone())) {
+                    wanted.push((ns, name));
+                }
+            }
+        }
+    }
+    for wanted_here in gateway_api_secrets(snapshot) {
+        if !wanted.contains(&wanted_here) {
+            wanted.push(wanted_here);
         }
     }
     for (ns, name) in wanted {
@@ -289,6 +306,63 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
     }
+}
+
+/// The Secrets the listeners of Gateway API Gateways of Istio's classes name in
+/// `tls.certificateRefs` (core Secrets, in the reference's namespace, else the Gateway's), and
+/// for a `MUTUAL` or `OPTIONAL_MUTUAL` listener `<first reference>-cacert`, which istiod reads
+/// the CA certificate from first. A cross-namespace reference is got too: Istio looks the
+/// Secret up before it checks the ReferenceGrant.
+fn gateway_api_secrets(snapshot: &Snapshot) -> Vec<(String, String)> {
+    use config::gateway_api::{GatewayClass, KubernetesGateway, is_gateway_api};
+    let of_kind = |kind: &'static str| {
+        snapshot
+            .config
+            .iter()
+            .filter(move |c| c.object.kind == kind && is_gateway_api(&c.object))
+    };
+    let classes: Vec<(&str, GatewayClass)> = of_kind("GatewayClass")
+        .filter_map(|c| {
+            Some((
+                c.object.name(),
+                serde_json::from_value(c.object.spec.clone()).ok()?,
+            ))
+        })
+        .collect();
+    let mut wanted = Vec::new();
+    for resource in of_kind("Gateway") {
+        let Ok(gw) = serde_json::from_value::<KubernetesGateway>(resource.object.spec.clone())
+        else {
+            continue;
+        };
+        if !gw.is_istios(classes.iter().map(|(n, c)| (*n, c))) {
+            continue;
+        }
+        let gw_ns = resource.object.namespace().unwrap_or("");
+        for listener in &gw.listeners {
+            let Some(tls) = listener.tls_config() else {
+                continue;
+            };
+            // More than two references: Istio refuses the listener before it reads any.
+            if !tls.reads_certificate_refs() || tls.certificate_refs.len() > 2 {
+                continue;
+            }
+            for (j, r) in tls.certificate_refs.iter().enumerate() {
+                if !r.is_secret() {
+                    continue;
+                }
+                let ns = r.namespace_or(gw_ns).to_string();
+                wanted.push((ns.clone(), r.name.clone()));
+                let verifies = tls
+                    .terminate_mode()
+                    .is_some_and(crate::istio::credentials::verifies_clients);
+                if j == 0 && verifies && !gw.frontend_validation(listener.port) {
+                    wanted.push((ns, crate::istio::credentials::ca_secret_name(&r.name)));
+                }
+            }
+        }
+    }
+    wanted
 }
 
 /// Lists the Nodes (their labels give pods their locality) when a DestinationRule has subsets.
