@@ -18,7 +18,7 @@ use crate::findings::messages::{MD0401, MD0402, Message};
 use crate::findings::{Finding, ResourceRef};
 
 use crate::istio::dataplane::{
-    Backend as Server, Dataplane, root_namespace, service_backends as servers, target_port,
+    Backend as Server, BackendIndex, Dataplane, root_namespace, target_port,
 };
 use crate::istio::destination_rules::{Client, selector};
 use crate::istio::mtls::{
@@ -32,6 +32,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let root = root_namespace(snapshot);
     let mut reported = BTreeSet::new();
     let rules = rule_hosts(config);
+    let backends = BackendIndex::new(snapshot);
     for svc in &snapshot.services {
         let ns = svc.object.namespace().unwrap_or("");
         let fqdn = format!("{}.{ns}.svc.cluster.local", svc.object.name());
@@ -41,7 +42,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
         if !matching.iter().any(|(r, _)| sets_tls_mode(&r.spec)) {
             continue;
         }
-        let servers = servers(snapshot, svc);
+        let servers = backends.of_service(svc);
         if servers.is_empty() {
             continue;
         }

@@ -379,10 +379,13 @@ pub fn applying<'c, 'a>(
     namespace: &str,
     labels: &Labels,
 ) -> Vec<&'c Typed<'a, AuthorizationPolicy>> {
-    config
-        .authorization_policies
-        .iter()
-        .filter(|p| p.namespace() == namespace || p.namespace() == root_namespace)
+    let root = (namespace != root_namespace).then_some(root_namespace);
+    let mut out: Vec<&'c Typed<'a, AuthorizationPolicy>> = config
+        .authorization_policies_in(namespace)
+        .chain(
+            root.into_iter()
+                .flat_map(|r| config.authorization_policies_in(r)),
+        )
         .filter(|p| p.spec.target_ref.is_none() && p.spec.target_refs.is_empty())
         .filter(|p| {
             p.spec
@@ -390,7 +393,10 @@ pub fn applying<'c, 'a>(
                 .as_ref()
                 .is_none_or(|s| s.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v)))
         })
-        .collect()
+        .collect();
+    // In the list's order, as before the lookup by namespace.
+    out.sort_by_key(|p| std::ptr::from_ref(*p) as usize);
+    out
 }
 
 /// Istio's evaluation of `policies` for the request (see the module doc).

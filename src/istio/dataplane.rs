@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Namespace, Service};
 
 use super::config::Labels;
 use crate::kube::snapshot::{Located, Object, Snapshot};
@@ -91,6 +91,21 @@ pub fn dataplane(
     spec: Option<&PodSpec>,
     template: bool,
 ) -> Dataplane {
+    let namespace = meta.namespace.as_deref().unwrap_or("");
+    let ns = snapshot
+        .all_namespaces()
+        .find(|n| n.object.name() == namespace)
+        .map(|n| &n.object);
+    dataplane_in(ns, meta, spec, template)
+}
+
+/// [`dataplane`] with the pod's Namespace already looked up (`None`: not known).
+fn dataplane_in(
+    ns: Option<&Namespace>,
+    meta: &ObjectMeta,
+    spec: Option<&PodSpec>,
+    template: bool,
+) -> Dataplane {
     if has_proxy(spec) {
         return Dataplane::Sidecar;
     }
@@ -109,11 +124,7 @@ pub fn dataplane(
             Dataplane::None
         };
     }
-    let namespace = meta.namespace.as_deref().unwrap_or("");
-    let ns = snapshot
-        .all_namespaces()
-        .find(|n| n.object.name() == namespace);
-    let label = |k: &str| ns.and_then(|n| n.object.label(k));
+    let label = |k: &str| ns.and_then(|n| n.label(k));
     if label(INJECTION_LABEL) == Some("enabled")
         || label(REVISION_LABEL).is_some_and(|r| !r.is_empty())
     {
@@ -181,16 +192,34 @@ pub fn selected_backends<'s>(
     ns: &str,
     selector: Option<&Labels>,
 ) -> Vec<Backend<'s>> {
+    let namespace = snapshot
+        .all_namespaces()
+        .find(|n| n.object.name() == ns)
+        .map(|n| &n.object);
+    let workloads = snapshot
+        .workloads
+        .iter()
+        .filter(|w| w.object.namespace() == Some(ns) && w.object.owner.is_none());
+    let pods = snapshot
+        .pods
+        .iter()
+        .filter(|p| p.object.namespace() == Some(ns));
+    backends_of(namespace, ns, workloads, pods, selector)
+}
+
+fn backends_of<'s>(
+    namespace: Option<&Namespace>,
+    ns: &str,
+    workloads: impl Iterator<Item = &'s Located<crate::kube::snapshot::Workload>>,
+    pods: impl Iterator<Item = &'s Located<k8s_openapi::api::core::v1::Pod>>,
+    selector: Option<&Labels>,
+) -> Vec<Backend<'s>> {
     static EMPTY: Labels = BTreeMap::new();
     let picks = |labels: &Labels| {
         selector.is_none_or(|selector| selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
     };
     let mut out = Vec::new();
-    for w in snapshot
-        .workloads
-        .iter()
-        .filter(|w| w.object.namespace() == Some(ns) && w.object.owner.is_none())
-    {
+    for w in workloads {
         let meta = &w.object.template.metadata;
         let labels = meta
             .as_ref()
@@ -207,15 +236,11 @@ pub fn selected_backends<'s>(
             namespace: w.object.namespace().unwrap_or(""),
             labels,
             spec,
-            dataplane: dataplane(snapshot, &meta, spec, true),
+            dataplane: dataplane_in(namespace, &meta, spec, true),
             replicas: Some(w.object.replicas.unwrap_or(1)),
         });
     }
-    for pod in snapshot
-        .pods
-        .iter()
-        .filter(|p| p.object.namespace() == Some(ns))
-    {
+    for pod in pods {
         let labels = pod.object.metadata.labels.as_ref().unwrap_or(&EMPTY);
         if picks(labels) {
             out.push(Backend {
@@ -223,8 +248,8 @@ pub fn selected_backends<'s>(
                 namespace: pod.object.namespace().unwrap_or(""),
                 labels,
                 spec: pod.object.spec.as_ref(),
-                dataplane: dataplane(
-                    snapshot,
+                dataplane: dataplane_in(
+                    namespace,
                     &pod.object.metadata,
                     pod.object.spec.as_ref(),
                     false,
@@ -236,21 +261,82 @@ pub fn selected_backends<'s>(
     out
 }
 
-/// Every backend of the snapshot's namespaces (workloads, then pods), for the checks that go
-/// workload by workload.
+/// Every backend of the snapshot's namespaces (workloads, then pods, namespace by namespace in
+/// name order), for the checks that go workload by workload. One pass over the snapshot.
 pub fn all_backends(snapshot: &Snapshot) -> Vec<Backend<'_>> {
-    let mut namespaces: Vec<&str> = snapshot
+    type Group<'s> = (
+        Vec<&'s Located<crate::kube::snapshot::Workload>>,
+        Vec<&'s Located<k8s_openapi::api::core::v1::Pod>>,
+    );
+    let mut groups: BTreeMap<&str, Group<'_>> = BTreeMap::new();
+    for w in snapshot
         .workloads
         .iter()
-        .filter_map(|w| w.object.namespace())
-        .chain(snapshot.pods.iter().filter_map(|p| p.object.namespace()))
-        .collect();
-    namespaces.sort_unstable();
-    namespaces.dedup();
-    namespaces
-        .into_iter()
-        .flat_map(|ns| selected_backends(snapshot, ns, None))
-        .collect()
+        .filter(|w| w.object.owner.is_none())
+    {
+        if let Some(ns) = w.object.namespace() {
+            groups.entry(ns).or_default().0.push(w);
+        }
+    }
+    for p in &snapshot.pods {
+        if let Some(ns) = p.object.namespace() {
+            groups.entry(ns).or_default().1.push(p);
+        }
+    }
+    // The first Namespace of a name, as `dataplane` finds it.
+    let mut namespaces: std::collections::HashMap<&str, &Namespace> = Default::default();
+    for n in snapshot.all_namespaces() {
+        namespaces.entry(n.object.name()).or_insert(&n.object);
+    }
+    let mut out = Vec::new();
+    for (ns, (workloads, pods)) in groups {
+        let namespace = namespaces.get(ns).copied();
+        out.extend(backends_of(
+            namespace,
+            ns,
+            workloads.into_iter(),
+            pods.into_iter(),
+            None,
+        ));
+    }
+    out
+}
+
+/// [`all_backends`] by namespace, for analyses that ask for the backends of many Services.
+pub struct BackendIndex<'s> {
+    by_namespace: std::collections::HashMap<&'s str, Vec<Backend<'s>>>,
+}
+
+impl<'s> BackendIndex<'s> {
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        let mut by_namespace: std::collections::HashMap<&'s str, Vec<Backend<'s>>> =
+            Default::default();
+        for b in all_backends(snapshot) {
+            by_namespace.entry(b.namespace).or_default().push(b);
+        }
+        BackendIndex { by_namespace }
+    }
+
+    /// [`service_backends`] from the index.
+    pub fn of_service(&self, svc: &Located<Service>) -> Vec<Backend<'s>> {
+        let ns = svc.object.namespace().unwrap_or("");
+        let Some(selector) = svc
+            .object
+            .spec
+            .as_ref()
+            .and_then(|s| s.selector.as_ref())
+            .filter(|s| !s.is_empty())
+        else {
+            return Vec::new();
+        };
+        self.by_namespace
+            .get(ns)
+            .into_iter()
+            .flatten()
+            .filter(|b| selector.iter().all(|(k, v)| b.labels.get(k) == Some(v)))
+            .cloned()
+            .collect()
+    }
 }
 
 /// A Service port that sends to a backend: the Service, its port and the workload port.

@@ -82,11 +82,11 @@ fn creation(p: &Typed<'_, PeerAuthentication>) -> (String, String) {
 /// The oldest of the policies that pass `keep`.
 fn oldest<'c, 'a>(
     config: &'c Config<'a>,
+    namespace: &str,
     keep: impl Fn(&Typed<'a, PeerAuthentication>) -> bool,
 ) -> Option<&'c Typed<'a, PeerAuthentication>> {
     config
-        .peer_authentications
-        .iter()
+        .peer_authentications_in(namespace)
         .filter(|p| keep(p))
         .min_by_key(|p| creation(p))
 }
@@ -100,20 +100,18 @@ pub fn server_mode<'c, 'a>(
     port: u32,
 ) -> ServerDecision<'c, 'a> {
     let namespace_wide = |ns: &str| {
-        oldest(config, |p| {
-            p.namespace() == ns
-                && p.spec
-                    .selector
-                    .as_ref()
-                    .is_none_or(|s| s.match_labels.is_empty())
+        oldest(config, ns, |p| {
+            p.spec
+                .selector
+                .as_ref()
+                .is_none_or(|s| s.match_labels.is_empty())
         })
     };
-    let workload = oldest(config, |p| {
-        p.namespace() == namespace
-            && p.spec.selector.as_ref().is_some_and(|s| {
-                !s.match_labels.is_empty()
-                    && s.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-            })
+    let workload = oldest(config, namespace, |p| {
+        p.spec.selector.as_ref().is_some_and(|s| {
+            !s.match_labels.is_empty()
+                && s.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+        })
     });
     let mut decision = ServerDecision {
         mode: ServerMode::Permissive,

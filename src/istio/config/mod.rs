@@ -10,6 +10,7 @@ pub mod types;
 pub mod zero;
 
 use serde::de::DeserializeOwned;
+use std::collections::HashMap;
 
 use crate::kube::snapshot::{ConfigObject, Located, Object, Snapshot};
 
@@ -106,6 +107,10 @@ pub struct Config<'a> {
     /// The mesh config's `defaultDestinationRuleExportTo` holds `.`: a DestinationRule without
     /// `exportTo` is private to its namespace.
     pub destination_rules_private_by_default: bool,
+    /// Namespace -> the positions of its PeerAuthentications and AuthorizationPolicies in
+    /// their lists (built by [`Config::of`]: the checks per workload look up one namespace).
+    peer_authentications_at: HashMap<String, Vec<usize>>,
+    authorization_policies_at: HashMap<String, Vec<usize>>,
 }
 
 impl<'a> Config<'a> {
@@ -156,7 +161,43 @@ impl<'a> Config<'a> {
                 config.invalid.push((resource, reason));
             }
         }
+        for (i, p) in config.peer_authentications.iter().enumerate() {
+            config
+                .peer_authentications_at
+                .entry(p.namespace().to_string())
+                .or_default()
+                .push(i);
+        }
+        for (i, p) in config.authorization_policies.iter().enumerate() {
+            config
+                .authorization_policies_at
+                .entry(p.namespace().to_string())
+                .or_default()
+                .push(i);
+        }
         config
+    }
+
+    /// The PeerAuthentications of `namespace`, in their list's order.
+    pub fn peer_authentications_in<'c>(
+        &'c self,
+        namespace: &str,
+    ) -> impl Iterator<Item = &'c Typed<'a, PeerAuthentication>> + 'c {
+        let at = self.peer_authentications_at.get(namespace);
+        at.into_iter()
+            .flatten()
+            .map(|&i| &self.peer_authentications[i])
+    }
+
+    /// The AuthorizationPolicies of `namespace`, in their list's order.
+    pub fn authorization_policies_in<'c>(
+        &'c self,
+        namespace: &str,
+    ) -> impl Iterator<Item = &'c Typed<'a, AuthorizationPolicy>> + 'c {
+        let at = self.authorization_policies_at.get(namespace);
+        at.into_iter()
+            .flatten()
+            .map(|&i| &self.authorization_policies[i])
     }
 
     /// A `gateway.networking.k8s.io` object into its list (kept apart from Istio's kinds of
