@@ -20,9 +20,7 @@ use crate::findings::{Finding, ResourceRef};
 use crate::istio::ambient::{self, Request};
 use crate::istio::config::Labels;
 use crate::istio::dataplane::{has_proxy, inject_value, root_namespace};
-use crate::istio::injection::{
-    self, Decision, INJECT_LABEL, INJECTION_LABEL, PodFacts, REVISION_LABEL,
-};
+use crate::istio::injection::{self, INJECTION_LABEL, PodFacts, REVISION_LABEL};
 use crate::istio::waypoint::{
     self, GATEWAY_NAME_LABEL, Observed, PolicyScope, USE_WAYPOINT_LABEL, Use, WaypointRef,
 };
@@ -532,23 +530,10 @@ fn sidecar_asked_when_captured(snapshot: &Snapshot, out: &mut Vec<Finding>) {
                 .and_then(|s| s.host_network)
                 .unwrap_or(false),
         };
-        let consequence = match injection::decide(&facts, &snapshot.webhooks) {
-            Decision::Injected { webhook, .. } => format!(
-                "a pod created now gets one from the injection webhook{}, so when this one is re-created (a rollout, an eviction, a node drain) its replacement runs with a sidecar and leaves ambient mode (the CNI agent does not redirect a pod with a sidecar): ztunnel no longer carries its traffic",
-                webhook.map_or_else(
-                    || " (a default installation's selectors assumed: no injection webhook configuration was read)".to_string(),
-                    |w| format!(" ({w})")
-                )
-            ),
-            Decision::Unknown => "whether a re-created pod gets one depends on the labels of its namespace, which was not read".to_string(),
-            Decision::NotInjected(_) if asked_by.contains("annotation") => format!(
-                "the annotation is read only by an injection webhook already called for the pod, and none is (the namespace has no injection label and the pod no {INJECT_LABEL} or {REVISION_LABEL} label), so its replacements start without a sidecar too: the annotation has no effect, but says the opposite of how the pod runs"
-            ),
-            Decision::NotInjected(skip) => format!(
-                "a re-created pod would not get one either ({}), so the request has no effect, but says the opposite of how the pod runs",
-                skip.explain()
-            ),
-        };
+        let consequence = ambient::sidecar_ask_consequence(
+            &asked_by,
+            &injection::decide(&facts, &snapshot.webhooks),
+        );
         out.push(Finding::new(
             messages::MD0116::message(format!("{ns}/{}", p.object.name()), asked_by, consequence),
             Some(ResourceRef::of(p)),

@@ -333,6 +333,7 @@ impl<'a> Builder<'a> {
             _ => String::new(),
         };
         self.ambient_waypoints_and_policies();
+        self.sidecar_asked_when_captured();
         self.set_verdict(
             VerdictKind::AmbientCaptured,
             "captured by ambient",
@@ -351,6 +352,46 @@ impl<'a> Builder<'a> {
                 "istioctl ztunnel-config workload {ztunnel_short} --workload-namespace {}",
                 self.namespace
             )),
+        ));
+    }
+
+    /// MD0116: the captured pod asks for a sidecar itself (its own label or annotation), which
+    /// its replacement may get. Not judged when its namespace could not be read (its labels
+    /// decide whether the pod's own request is the one that counts).
+    fn sidecar_asked_when_captured(&mut self) {
+        let namespace_labels = match &self.ctx.namespace {
+            Lookup::Found(n) => n.metadata.labels.as_ref(),
+            Lookup::Missing => None,
+            Lookup::Unknown(_) => return,
+        };
+        let Some(asked_by) = ambient::captured_pod_sidecar_ask(self.pod, namespace_labels) else {
+            return;
+        };
+        let facts = PodFacts {
+            namespace: &self.namespace,
+            namespace_labels,
+            labels: self.pod.metadata.labels.as_ref(),
+            annotations: self.pod.metadata.annotations.as_ref(),
+            host_network: false,
+        };
+        let consequence = match &self.ctx.webhooks {
+            Lookup::Found(webhooks) => {
+                ambient::sidecar_ask_consequence(&asked_by, &injection::decide(&facts, webhooks))
+            }
+            Lookup::Missing => {
+                ambient::sidecar_ask_consequence(&asked_by, &injection::decide(&facts, &[]))
+            }
+            Lookup::Unknown(reason) => format!(
+                "whether a re-created pod gets one is unknown, because the injection webhook configurations could not be read ({reason})"
+            ),
+        };
+        self.evidence.push(evidence(
+            "sidecar request",
+            format!("the {asked_by}, on a pod ambient captured without a sidecar"),
+        ));
+        self.findings.push(Finding::new(
+            MD0116::message(self.full_name(), asked_by, consequence),
+            Some(self.pod_ref()),
         ));
     }
 
@@ -471,6 +512,62 @@ mod tests {
                 .as_deref()
                 .unwrap()
                 .starts_with("istioctl ztunnel-config workload ztunnel-a.istio-system")
+        );
+    }
+
+    #[test]
+    fn a_captured_pod_that_asks_for_a_sidecar_itself_is_md0116() {
+        let ctx = context(
+            Lookup::Found(vec![agent_pod("ztunnel-a", "n1", true)]),
+            Lookup::Found(vec![agent_pod("istio-cni-node-a", "n1", true)]),
+        );
+        let mut pod = app(json!({"ambient.istio.io/redirection": "enabled"}), false);
+        pod.metadata.labels = Some(
+            [("sidecar.istio.io/inject".to_string(), "true".to_string())]
+                .into_iter()
+                .collect(),
+        );
+        let d = diagnose(&pod, &ctx, None);
+        // It works now: ztunnel carries it. The context's injector selects namespaces only, so
+        // a replacement gets no sidecar either.
+        assert_eq!(d.verdict.kind, VerdictKind::AmbientCaptured, "{d:#?}");
+        let codes: Vec<&str> = d.findings.iter().map(|f| f.code()).collect();
+        assert_eq!(codes, ["MD0116"], "{d:#?}");
+        assert!(
+            d.findings[0].message.starts_with(
+                "Pod amb/app is captured by ambient (ambient.istio.io/redirection: enabled, no sidecar: ztunnel carries its traffic), but its pod label sidecar.istio.io/inject=true asks for a sidecar: a re-created pod would not get one either"
+            ),
+            "{}",
+            d.findings[0].message
+        );
+
+        // No injection webhook configuration at all: a default installation's selectors, whose
+        // object selector takes the label: the replacement leaves ambient.
+        let ctx = PodContext {
+            webhooks: Lookup::Found(vec![]),
+            ..ctx
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert!(
+            d.findings[0].message.contains(
+                "asks for a sidecar: a pod created now gets one from the injection webhook (a default installation's selectors assumed"
+            ),
+            "{}",
+            d.findings[0].message
+        );
+
+        // The webhooks could not be read: what a replacement gets is unknown, and said so.
+        let ctx = PodContext {
+            webhooks: Lookup::Unknown("forbidden".into()),
+            ..ctx
+        };
+        let d = diagnose(&pod, &ctx, None);
+        assert!(
+            d.findings[0]
+                .message
+                .contains("whether a re-created pod gets one is unknown, because the injection webhook configurations could not be read (forbidden)"),
+            "{}",
+            d.findings[0].message
         );
     }
 

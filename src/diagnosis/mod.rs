@@ -28,7 +28,7 @@ use crate::envoy::logs::{Family, LogMatch, Signature};
 use crate::findings::finding::{Finding, ResourceRef};
 use crate::findings::messages::{
     IST0102, IST0103, Level, MD0101, MD0102, MD0103, MD0104, MD0105, MD0106, MD0107, MD0108,
-    MD0109, MD0110, MD0111, MD0112, MD0113, MD0403, MD0404,
+    MD0109, MD0110, MD0111, MD0112, MD0113, MD0116, MD0403, MD0404,
 };
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP, TOKEN_AUDIENCE, XDS_PORT};
 use crate::istio::injection::{self, Decision, PodFacts, REVISION_LABEL, Skip};

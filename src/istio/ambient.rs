@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::Pod;
 
 use crate::istio::dataplane::has_proxy;
 use crate::istio::injection::{
-    DATAPLANE_MODE_LABEL, INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL, inject_setting,
+    DATAPLANE_MODE_LABEL, Decision, INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL, inject_setting,
 };
 
 /// The annotation the CNI agent sets once the pod's traffic is redirected to ztunnel.
@@ -89,6 +89,29 @@ pub fn captured_pod_sidecar_ask(
         .get(REVISION_LABEL)
         .filter(|r| !r.is_empty())
         .map(|r| format!("pod label {REVISION_LABEL}={r}"))
+}
+
+/// What a captured pod's own request for a sidecar (`asked_by`, from
+/// [`captured_pod_sidecar_ask`]) does, from what the injection webhook decides for a pod
+/// created now: MD0116's consequence.
+pub fn sidecar_ask_consequence(asked_by: &str, decision: &Decision) -> String {
+    match decision {
+        Decision::Injected { webhook, .. } => format!(
+            "a pod created now gets one from the injection webhook{}, so when this one is re-created (a rollout, an eviction, a node drain) its replacement runs with a sidecar and leaves ambient mode (the CNI agent does not redirect a pod with a sidecar): ztunnel no longer carries its traffic",
+            webhook.as_ref().map_or_else(
+                || " (a default installation's selectors assumed: no injection webhook configuration was read)".to_string(),
+                |w| format!(" ({w})")
+            )
+        ),
+        Decision::Unknown => "whether a re-created pod gets one depends on the labels of its namespace, which was not read".to_string(),
+        Decision::NotInjected(_) if asked_by.contains("annotation") => format!(
+            "the annotation is read only by an injection webhook already called for the pod, and none is (the namespace has no injection label and the pod no {INJECT_LABEL} or {REVISION_LABEL} label), so its replacements start without a sidecar too: the annotation has no effect, but says the opposite of how the pod runs"
+        ),
+        Decision::NotInjected(skip) => format!(
+            "a re-created pod would not get one either ({}), so the request has no effect, but says the opposite of how the pod runs",
+            skip.explain()
+        ),
+    }
 }
 
 #[cfg(test)]

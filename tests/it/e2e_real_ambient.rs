@@ -195,6 +195,59 @@ fn real_ambient_pods() {
         text.stdout
     );
 
+    // 4b. While it is captured: its own label asks for a sidecar, which istiod's webhook would
+    // give a replacement (MD0116, with the verdict); a RequestAuthentication of the namespace
+    // without selector or targetRefs that no proxy of it applies (MD0420, under Traffic). Both
+    // Warnings: exit 79. Then both are taken back.
+    env.kubectl(&[
+        "-n",
+        &ns,
+        "label",
+        "pod",
+        "app",
+        "sidecar.istio.io/inject=true",
+    ]);
+    env.apply(&format!(
+        "apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata:
+  name: ns-wide
+  namespace: {ns}
+spec:
+  jwtRules:
+  - issuer: https://issuer.example
+"
+    ));
+    let (doc, run) = pod_doc(&env, &ns, "app");
+    assert_eq!(run.code, 79, "{doc:#}\n{}", run.stderr);
+    assert_eq!(doc["verdict"]["kind"], "ambient-captured", "{doc:#}");
+    let codes = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| f["code"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(codes(&doc["findings"]), ["MD0116"], "{doc:#}");
+    let md0116 = doc["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        md0116.contains("its pod label sidecar.istio.io/inject=true asks for a sidecar: a pod created now gets one from the injection webhook (")
+            && md0116.contains("its replacement runs with a sidecar and leaves ambient mode"),
+        "{md0116}"
+    );
+    assert_eq!(codes(&doc["traffic"]["findings"]), ["MD0420"], "{doc:#}");
+    assert!(
+        doc["traffic"]["findings"][0]["origin"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("RequestAuthentication {ns}/ns-wide")),
+        "{doc:#}"
+    );
+    env.kubectl(&["-n", &ns, "label", "pod", "app", "sidecar.istio.io/inject-"]);
+    env.kubectl(&["-n", &ns, "delete", "requestauthentication", "ns-wide"]);
+    let (doc, run) = pod_doc(&env, &ns, "app");
+    assert_eq!(run.code, 0, "{doc:#}\n{}", run.stderr);
+
     // 5. disabled: not captured.
     env.kubectl(&[
         "-n",

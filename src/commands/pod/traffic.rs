@@ -34,6 +34,14 @@ pub const ANALYZERS: &[&str] = &[
     "authz-unknown-identity",
 ];
 
+/// The analyzer whose namespace-wide and Gateway findings `pod` adds (its per-pod ones, MD0412
+/// and MD0413, the pod's diagnosis gives itself).
+pub const AMBIENT_ANALYZER: &str = "ambient-l7";
+/// Of [`AMBIENT_ANALYZER`]'s codes, those kept: a namespace-wide object no proxy of the pod's
+/// ambient namespace applies (MD0420), a policy attached to the pod's Gateway or waypoint that
+/// applies nothing (MD0115).
+const AMBIENT_CODES: &[&str] = &["MD0420", "MD0115"];
+
 /// Everything that decides how traffic reaches the pod.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -722,7 +730,7 @@ fn findings(snapshot: &Snapshot, pod: &Pod, view: &Traffic) -> Vec<Finding> {
         snapshot,
         &ANALYZERS.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
     );
-    report
+    let mut found: Vec<Finding> = report
         .findings
         .into_iter()
         .filter(|f| {
@@ -735,6 +743,67 @@ fn findings(snapshot: &Snapshot, pod: &Pod, view: &Traffic) -> Vec<Finding> {
                             *o == r.name || o.rsplit_once('-').is_some_and(|(w, _)| w == r.name)
                         }))
             })
+        })
+        .collect();
+    found.extend(ambient_findings(snapshot, pod, view));
+    found
+}
+
+/// The Gateways whose policies concern the pod: the one it is a pod of
+/// (`gateway.networking.k8s.io/gateway-name`) and the waypoint its own or its namespace's
+/// `istio.io/use-waypoint` names (in its namespace, as a targetRef's Gateway must be).
+fn gateways_of_pod(snapshot: &Snapshot, pod: &Pod) -> Vec<String> {
+    use crate::istio::waypoint::{GATEWAY_NAME_LABEL, USE_WAYPOINT_LABEL};
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let pod_labels = pod.metadata.labels.as_ref();
+    let namespace_labels = snapshot
+        .namespaces
+        .iter()
+        .find(|n| n.object.name() == ns)
+        .and_then(|n| n.object.metadata.labels.as_ref());
+    let get = |labels: Option<&Labels>, key: &str| {
+        labels
+            .and_then(|l| l.get(key))
+            .filter(|name| !name.is_empty())
+            .map(|name| format!("{ns}/{name}"))
+    };
+    let mut out: Vec<String> = [
+        get(pod_labels, GATEWAY_NAME_LABEL),
+        get(pod_labels, USE_WAYPOINT_LABEL),
+        get(namespace_labels, USE_WAYPOINT_LABEL),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// [`AMBIENT_CODES`] of [`AMBIENT_ANALYZER`] that concern the pod: MD0420 about its namespace
+/// when it has no sidecar, MD0115 about a Gateway of [`gateways_of_pod`].
+fn ambient_findings(snapshot: &Snapshot, pod: &Pod, view: &Traffic) -> Vec<Finding> {
+    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let gateways = gateways_of_pod(snapshot, pod);
+    if view.sidecar && gateways.is_empty() {
+        return Vec::new();
+    }
+    analysis::run(snapshot, &[AMBIENT_ANALYZER.to_string()])
+        .findings
+        .into_iter()
+        .filter(|f| AMBIENT_CODES.contains(&f.code()))
+        .filter(|f| {
+            let in_namespace = f
+                .resource
+                .as_ref()
+                .is_some_and(|r| r.namespace.as_deref() == Some(ns));
+            in_namespace
+                && match f.code() {
+                    "MD0420" => !view.sidecar,
+                    _ => gateways
+                        .iter()
+                        .any(|g| f.message.contains(&format!(" targets Gateway {g}, which "))),
+                }
         })
         .collect()
 }

@@ -13,6 +13,13 @@ use super::errors::{ListError, classify, shorten};
 use crate::error::Error;
 
 const PAGE_SIZE: u32 = 500;
+
+/// `Pod` for `k8s_openapi::api::core::v1::Pod`: the kind a page holds, for the timeline.
+fn short_type_name<X>() -> &'static str {
+    let full = std::any::type_name::<X>();
+    full.rsplit("::").next().unwrap_or(full)
+}
+
 /// A list is abandoned after this many pages (10 million objects of a kind): a server that
 /// never stops paginating cannot keep the command reading.
 pub const MAX_PAGES: usize = 20_000;
@@ -90,12 +97,21 @@ impl Cluster {
         let mut items = Vec::new();
         let mut token: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
-        for _ in 0..MAX_PAGES {
+        for number in 0..MAX_PAGES {
             let mut params = base.clone().limit(PAGE_SIZE);
             if let Some(t) = &token {
                 params = params.continue_token(t);
             }
+            let asked = std::time::Instant::now();
             let page = self.request(|| fetch(params.clone())).await?;
+            // The request timeline (`-vv`): which list waited how long, page by page.
+            tracing::debug!(
+                kind = short_type_name::<X>(),
+                page = number,
+                items = page.items.len(),
+                ms = asked.elapsed().as_millis() as u64,
+                "listed a page"
+            );
             items.extend(page.items.into_iter().map(&mut keep));
             match page.metadata.continue_ {
                 Some(t) if !t.is_empty() => {
