@@ -20,8 +20,14 @@ kubectl=$(ls "$cache"/bin/kubectl-v* | sort -V | tail -n 1)
 istioctl=$(ls "$cache"/bin/istioctl-* | sort -V | tail -n 1)
 dir="${BENCH_DIR:-target/bench-manifests}"
 python3 bench/gen_manifests.py "$dir"
-cargo build --release --quiet
-bin=target/release/kubectl-mesh_doctor
+# MESH_DOCTOR_BIN: a release binary already built.
+if [[ -n "${MESH_DOCTOR_BIN:-}" ]]; then
+  bin=$MESH_DOCTOR_BIN
+  mkdir -p target
+else
+  cargo build --release --quiet
+  bin=target/release/kubectl-mesh_doctor
+fi
 timefile=target/bench-live-time.txt
 
 if ! "$kubectl" get namespace team-0999 >/dev/null 2>&1; then
@@ -53,10 +59,43 @@ measure() {
   echo "$best_wall $best_cpu $best_rss"
 }
 
+# The lists mesh-doctor makes, from its own trace (kube's client logs every request's URL):
+# the reference fetches the same paths raw.
+paths=target/bench-live-paths.txt
+MESH_DOCTOR_LOG="kube_client=trace" "$bin" analyze -A -o json 2>&1 >/dev/null \
+  | sed 's/\x1b\[[0-9;]*m//g' | grep -o 'url=[^ ]*' | sed -E 's|^url=https?://[^/]+||; s|\?.*$||' \
+  | awk -F/ '($2 == "api" && NF >= 4) || ($2 == "apis" && NF >= 5)' | sort -u >"$paths"
+# best wall time of RUNS runs of bench/raw_lists.py MODE...
+raw() {
+  local best="" wall requests bytes
+  for _ in $(seq "$runs"); do
+    read -r wall requests bytes <<<"$(python3 bench/raw_lists.py "$KUBECONFIG" "$paths" "$@")"
+    echo "  raw $*: ${wall}s, $requests requests, $bytes bytes" >&2
+    if [[ -z "$best" ]] || awk "BEGIN{exit !($wall < $best)}"; then best=$wall; fi
+  done
+  echo "$best $requests $bytes"
+}
+
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 read -r ours_wall ours_cpu ours_rss <<<"$(measure "$bin" analyze -A -o json)"
+read -r raw_whole whole_requests raw_bytes <<<"$(raw whole)"
+read -r raw_pages pages_requests _ <<<"$(raw pages 500)"
 read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -o json)"
 load_end=$(cut -d' ' -f1 /proc/loadavg)
+# The request timeline of one run (-vv): from the first request to the last page listed.
+"$bin" analyze -A -o json -vv 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' >target/bench-live-timeline.txt || true
+read_span=$(python3 - target/bench-live-timeline.txt <<'PY'
+import sys, re, datetime
+stamps = []
+for line in open(sys.argv[1]):
+    m = re.match(r"(\d{4}-\d\d-\d\dT[\d:.]+)Z", line)
+    if m and ("reading cluster" in line or "listed a page" in line):
+        stamps.append(datetime.datetime.fromisoformat(m.group(1)[:26]))
+print(f"{(max(stamps) - min(stamps)).total_seconds():.2f}" if stamps else "?")
+PY
+)
+n_paths=$(wc -l <"$paths")
+ratio_raw=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $raw_whole}")
 ours_findings=$("$bin" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
 theirs_findings=$("$istioctl" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
 ratio=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $theirs_wall}")
@@ -67,6 +106,12 @@ report=$(cat <<MD
 |---|---|---|---|---|---|
 | \`kubectl mesh-doctor analyze -A -o json\` | $runs | ${ours_wall} s | ${ours_cpu} s | $((ours_rss / 1024)) MiB | $ours_findings |
 | \`istioctl analyze -A -o json\` ($(basename "$istioctl")) | $runs | ${theirs_wall} s | ${theirs_cpu} s | $((theirs_rss / 1024)) MiB | $theirs_findings |
+| the same $n_paths lists as mesh-doctor's, raw and all in parallel, one request each (\`bench/raw_lists.py whole\`: $whole_requests requests, $((raw_bytes / 1048576)) MiB, no decoding) | $runs | ${raw_whole} s | | | |
+| the same, in pages of 500 as mesh-doctor asks for them (\`bench/raw_lists.py pages 500\`: $pages_requests requests) | $runs | ${raw_pages} s | | | |
+
+mesh-doctor / raw parallel lists wall time: **$ratio_raw** (issue 28's target: 1.2). In one \`-vv\` run,
+its reads took ${read_span} s from the first request to the last page (the request timeline:
+\`listed a page\` lines with the kind, page, items and milliseconds).
 
 mesh-doctor / istioctl wall time: **$ratio**. Measured $(date -u +%Y-%m-%d) with \`bench/live.sh\` on
 $(nproc) cores ($cpu), release build, against the local test cluster (etcd + kube-apiserver + kwok

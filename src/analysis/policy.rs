@@ -62,7 +62,7 @@ pub fn port_levels(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     let root = root_namespace(snapshot);
     for pa in &input.config.peer_authentications {
-        for entry in unused_port_levels(snapshot, pa) {
+        for entry in unused_port_levels(snapshot, &input.config.services, pa) {
             let listing: Vec<String> = entry
                 .backends
                 .iter()
@@ -108,7 +108,7 @@ pub fn port_levels(input: &Input, out: &mut Vec<Finding>) {
 
 /// The ports to judge a backend on: its known ports, or (none known) its workload-wide mode.
 fn judged_ports(input: &Input, backend: &Backend<'_>) -> Vec<Option<u32>> {
-    let ports = backend_ports(input.snapshot, backend).all();
+    let ports = backend_ports(&input.config.services, backend).all();
     if ports.is_empty() {
         vec![None]
     } else {
@@ -286,7 +286,7 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
             .1
             .push((backend.what.clone(), backend.replicas.is_some()));
         if entry.2.is_none() {
-            let ports = backend_ports(snapshot, backend);
+            let ports = backend_ports(&config.services, backend);
             let mut services: Vec<&str> =
                 ports.services.iter().map(|s| s.service.as_str()).collect();
             services.dedup();

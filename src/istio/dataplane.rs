@@ -12,7 +12,7 @@ use super::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
 use k8s_openapi::api::core::v1::{Namespace, Service};
 
 use super::config::Labels;
-use crate::kube::snapshot::{Located, Object, Snapshot};
+use crate::kube::snapshot::{Located, Object, ServicesByNamespace, Snapshot};
 
 /// The annotation the CNI agent sets on a pod it has redirected to ztunnel.
 pub const AMBIENT_REDIRECTION: &str = "ambient.istio.io/redirection";
@@ -367,8 +367,8 @@ impl BackendPorts {
     }
 }
 
-/// The ports of a backend (see [`BackendPorts`]).
-pub fn backend_ports(snapshot: &Snapshot, backend: &Backend<'_>) -> BackendPorts {
+/// The ports of a backend (see [`BackendPorts`]); `services` the snapshot's, by namespace.
+pub fn backend_ports(services: &ServicesByNamespace<'_>, backend: &Backend<'_>) -> BackendPorts {
     let mut ports = BackendPorts::default();
     if let Some(spec) = backend.spec {
         for c in &spec.containers {
@@ -382,11 +382,7 @@ pub fn backend_ports(snapshot: &Snapshot, backend: &Backend<'_>) -> BackendPorts
             }
         }
     }
-    for svc in snapshot
-        .services
-        .iter()
-        .filter(|s| s.object.namespace() == Some(backend.namespace))
-    {
+    for svc in services.of(backend.namespace) {
         let Some(spec) = svc.object.spec.as_ref() else {
             continue;
         };

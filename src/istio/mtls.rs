@@ -19,12 +19,12 @@
 //! select only, and are left out here.
 
 use super::config::host::{matches, to_fqdn};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::config::{Config, DestinationRule, Labels, PeerAuthentication, Typed};
 use super::dataplane::{Backend, BackendPorts, backend_ports, selected_backends};
 use super::destination_rules::{Client, Index, Merged, chosen, merge};
-use crate::kube::snapshot::Snapshot;
+use crate::kube::snapshot::{ServicesByNamespace, Snapshot};
 
 /// The mTLS mode a server port accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,15 +196,30 @@ pub fn destination_rule<'c, 'a>(
     )
 }
 
-/// The rules of [`rule_hosts`] whose host matches `fqdn` (exactly or by a wildcard).
+/// The rules of [`rule_hosts`] whose host matches `fqdn` (exactly or by a wildcard), in the
+/// order of the rules.
 pub fn rules_for<'r, 'c, 'a>(
-    rules: &'r [(&'c Typed<'a, DestinationRule>, String)],
+    rules: &'r RuleHosts<'c, 'a>,
     fqdn: &str,
 ) -> Vec<&'r (&'c Typed<'a, DestinationRule>, String)> {
-    rules
-        .iter()
-        .filter(|(_, host)| matches(host, fqdn))
-        .collect()
+    if fqdn.starts_with('*') {
+        // A wildcard asked for matches exact hosts too: every rule is a candidate.
+        return rules
+            .all
+            .iter()
+            .filter(|(_, host)| matches(host, fqdn))
+            .collect();
+    }
+    let mut at: Vec<usize> = rules.exact.get(fqdn).cloned().unwrap_or_default();
+    at.extend(
+        rules
+            .wildcards
+            .iter()
+            .copied()
+            .filter(|&i| matches(&rules.all[i].1, fqdn)),
+    );
+    at.sort_unstable();
+    at.into_iter().map(|i| &rules.all[i]).collect()
 }
 
 /// [`destination_rule`] among the rules for the host ([`rules_for`]), which an analysis over
@@ -335,14 +350,45 @@ fn lookup<'c, 'a>(
     None
 }
 
+/// Each DestinationRule with its host as an FQDN ([`rule_hosts`]), indexed by host so that an
+/// analysis over every Service finds the rules of one host without reading all of them.
+pub struct RuleHosts<'c, 'a> {
+    all: Vec<(&'c Typed<'a, DestinationRule>, String)>,
+    /// Exact host -> positions in `all`.
+    exact: HashMap<String, Vec<usize>>,
+    /// Positions in `all` of the rules for a wildcard host.
+    wildcards: Vec<usize>,
+}
+
+impl<'c, 'a> std::ops::Deref for RuleHosts<'c, 'a> {
+    type Target = [(&'c Typed<'a, DestinationRule>, String)];
+    fn deref(&self) -> &Self::Target {
+        &self.all
+    }
+}
+
 /// Each DestinationRule with its host as an FQDN, once for a whole analysis
 /// ([`client_namespaces`] asks it per Service).
-pub fn rule_hosts<'c, 'a>(config: &'c Config<'a>) -> Vec<(&'c Typed<'a, DestinationRule>, String)> {
-    config
+pub fn rule_hosts<'c, 'a>(config: &'c Config<'a>) -> RuleHosts<'c, 'a> {
+    let all: Vec<_> = config
         .destination_rules
         .iter()
         .map(|r| (r, to_fqdn(r.namespace(), &r.spec.host)))
-        .collect()
+        .collect();
+    let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut wildcards = Vec::new();
+    for (i, (_, host)) in all.iter().enumerate() {
+        if host.starts_with('*') {
+            wildcards.push(i);
+        } else {
+            exact.entry(host.clone()).or_default().push(i);
+        }
+    }
+    RuleHosts {
+        all,
+        exact,
+        wildcards,
+    }
 }
 
 /// The client namespaces whose [`destination_rule`] for `fqdn` can differ, one of each kind:
@@ -462,6 +508,7 @@ pub struct UnusedPortLevel<'s> {
 /// to another port. A policy without a selector is Istio's schema error (IST0106), not this.
 pub fn unused_port_levels<'s>(
     snapshot: &'s Snapshot,
+    services: &ServicesByNamespace<'_>,
     policy: &Typed<'_, PeerAuthentication>,
 ) -> Vec<UnusedPortLevel<'s>> {
     let Some(selector) = policy
@@ -480,7 +527,7 @@ pub fn unused_port_levels<'s>(
         selected_backends(snapshot, policy.namespace(), Some(selector))
             .into_iter()
             .map(|b| {
-                let ports = backend_ports(snapshot, &b);
+                let ports = backend_ports(services, &b);
                 (b, ports)
             })
             .collect();
@@ -905,7 +952,7 @@ mod tests {
                 .iter()
                 .find(|p| p.name() == name)
                 .unwrap();
-            unused_port_levels(&s, p)
+            unused_port_levels(&s, &config.services, p)
         };
         let web = unused("web");
         assert_eq!(web.len(), 1, "{web:?}");

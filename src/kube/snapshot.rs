@@ -268,6 +268,35 @@ impl Object for CrdMeta {
     }
 }
 
+/// The Services of the snapshot by namespace, for the lookups of an analysis over every
+/// workload (each asks for the Services of its namespace, not for all of them).
+#[derive(Debug, Default)]
+pub struct ServicesByNamespace<'s> {
+    by_namespace: std::collections::HashMap<&'s str, Vec<&'s Located<Service>>>,
+}
+
+impl<'s> ServicesByNamespace<'s> {
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        let mut by_namespace: std::collections::HashMap<&'s str, Vec<&'s Located<Service>>> =
+            Default::default();
+        for svc in &snapshot.services {
+            by_namespace
+                .entry(svc.object.namespace().unwrap_or(""))
+                .or_default()
+                .push(svc);
+        }
+        ServicesByNamespace { by_namespace }
+    }
+
+    /// The Services of `namespace`, in the snapshot's order.
+    pub fn of(&self, namespace: &str) -> &[&'s Located<Service>] {
+        self.by_namespace
+            .get(namespace)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
 /// Everything the analyzers may look at.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {

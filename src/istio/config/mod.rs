@@ -12,7 +12,7 @@ pub mod zero;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 
-use crate::kube::snapshot::{ConfigObject, Located, Object, Snapshot};
+use crate::kube::snapshot::{ConfigObject, Located, Object, ServicesByNamespace, Snapshot};
 
 pub use gateway_api::{GATEWAY_API_GROUP, GatewayClass, KubernetesGateway, ReferenceGrant, Route};
 pub use security::*;
@@ -111,6 +111,8 @@ pub struct Config<'a> {
     /// their lists (built by [`Config::of`]: the checks per workload look up one namespace).
     peer_authentications_at: HashMap<String, Vec<usize>>,
     authorization_policies_at: HashMap<String, Vec<usize>>,
+    /// The snapshot's Services by namespace (the checks per workload read its namespace's).
+    pub services: ServicesByNamespace<'a>,
 }
 
 impl<'a> Config<'a> {
@@ -122,6 +124,7 @@ impl<'a> Config<'a> {
                 .as_ref()
                 .and_then(|m| m.get("defaultDestinationRuleExportTo")?.as_array())
                 .is_some_and(|a| a.iter().any(|e| e.as_str() == Some("."))),
+            services: ServicesByNamespace::new(snapshot),
             ..Config::default()
         };
         for resource in &snapshot.config {

@@ -17,16 +17,27 @@ use std::sync::Arc;
 use crate::kube::kind::Kind;
 use crate::kube::snapshot::{CrdMeta, Located, Object, Origin, Snapshot};
 
-/// Reads the ValidatingWebhookConfigurations and the CRDs' metadata, then the Services the
-/// injection webhooks name that the snapshot does not hold yet.
-pub async fn read(cluster: &Cluster, multi: bool, snapshot: &mut Snapshot) {
-    let name: Arc<str> = Arc::from(cluster.name.as_str());
+/// The ValidatingWebhookConfigurations and the CRDs' metadata, as listed (see [`fetch`]).
+pub struct Fetched {
+    validating: Result<Vec<ValidatingWebhookConfiguration>, ListError>,
+    crds: Result<Vec<CrdMeta>, ListError>,
+}
 
+/// Lists the ValidatingWebhookConfigurations and the CRDs' metadata: nothing of the snapshot is
+/// needed, so this runs beside the other lists.
+pub async fn fetch(cluster: &Cluster) -> Fetched {
     let (validating, crds) = tokio::join!(
         cluster.list_cluster::<ValidatingWebhookConfiguration>(),
         crd_metadata(cluster)
     );
-    match validating {
+    Fetched { validating, crds }
+}
+
+/// Puts what [`fetch`] listed into the snapshot, then gets the Services the injection webhooks
+/// name that the snapshot does not hold yet.
+pub async fn read(cluster: &Cluster, multi: bool, fetched: Fetched, snapshot: &mut Snapshot) {
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+    match fetched.validating {
         Ok(items) => {
             snapshot.validating_webhooks = items
                 .into_iter()
@@ -40,7 +51,7 @@ pub async fn read(cluster: &Cluster, multi: bool, snapshot: &mut Snapshot) {
             );
         }
     }
-    match crds {
+    match fetched.crds {
         Ok(items) => {
             snapshot.crds = items
                 .into_iter()
