@@ -94,6 +94,7 @@ const CHAIN_FIX: &str =
     "Put a renewed certificate into the Secret (the gateway picks it up without a restart).";
 const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\")";
 const CA_FIX: &str = "Put a renewed CA certificate into the Secret.";
+const CA_FIX_MAP: &str = "Put a renewed CA certificate into the ConfigMap.";
 const ROOT_FAILS: &str = "sidecars, gateways and ztunnel refuse the mesh's workload certificates, which chain to it: mTLS between workloads fails (503, Envoy response flag UF, \"CERTIFICATE_VERIFY_FAILED\")";
 const ROOT_FIX: &str = "Rotate the mesh's root CA (a plugged-in CA: cacerts with a new root, trusted beside the old one while workloads move over; istiod's self-signed CA: Istio's root transition guide).";
 
@@ -107,7 +108,12 @@ pub struct CaSource<'s> {
     /// The SDS resource name (`kubernetes://<credentialName>-cacert`,
     /// `kubernetes-gateway://<ns>/<name>-cacert`).
     pub resource: String,
+    /// What the Secret without the suffix is to the server ("the credential's own Secret").
+    pub named: &'static str,
 }
+
+/// [`CaSource::named`] of an Istio Gateway's server or a listener's `certificateRefs`.
+pub const CREDENTIAL: &str = "the credential's own Secret";
 
 impl CaSource<'_> {
     /// MD0422 for `server` of `gateway` when istiod finds no CA certificate in the Secret.
@@ -122,10 +128,12 @@ impl CaSource<'_> {
         let (read, fix) = match &self.fallback_from {
             None => (
                 format!(
-                    "it reads it from Secret {ns}/{name}, which exists (so the credential's own Secret is not looked at), and Istio finds none there: {why} ({logs})"
+                    "it reads it from Secret {ns}/{name}, which exists (so {} is not looked at), and Istio finds none there: {why} ({logs})",
+                    self.named
                 ),
                 format!(
-                    "Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret {ns}/{name}, or delete that Secret if the credential's own Secret holds it under ca.crt."
+                    "Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret {ns}/{name}, or delete that Secret if {} holds it under ca.crt.",
+                    self.named
                 ),
             ),
             Some(cacert) => (
@@ -191,12 +199,43 @@ impl<'o> Judge<'o> {
         let Some(pem) = secret.object.certificates.get(key) else {
             return;
         };
+        let location = format!(
+            "{key} of Secret {}/{}, the credential of Gateway {gateway},",
+            secret.object.namespace().unwrap_or(""),
+            secret.object.name()
+        );
+        self.pem(gateway, pem, location, fails, fix, at);
+    }
+
+    /// The CA certificates of key `key` of a ConfigMap a Gateway API Gateway verifies clients
+    /// with (`spec.tls.frontend`).
+    pub fn config_map(
+        &mut self,
+        gateway: &str,
+        map: &Located<k8s_openapi::api::core::v1::ConfigMap>,
+        key: &str,
+        at: &ResourceRef,
+    ) {
+        let pem = super::gateway_api_client_ca::config_map_pem(&map.object, key);
+        let location = format!(
+            "{key} of ConfigMap {}/{}, the client CA of Gateway {gateway},",
+            map.object.namespace().unwrap_or(""),
+            map.object.name()
+        );
+        self.pem(gateway, &pem, location, CA_FAILS, CA_FIX_MAP, at);
+    }
+
+    fn pem(
+        &mut self,
+        gateway: &str,
+        pem: &crate::kube::certificate::PemCertificates,
+        location: String,
+        fails: &str,
+        fix: &str,
+        at: &ResourceRef,
+    ) {
         let place = Place {
-            location: format!(
-                "{key} of Secret {}/{}, the credential of Gateway {gateway},",
-                secret.object.namespace().unwrap_or(""),
-                secret.object.name()
-            ),
+            location,
             fails,
             fix,
         };
@@ -252,6 +291,7 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
                 fallback_from: (secret.object.name() != cacert_name)
                     .then(|| cacert_name.to_string()),
                 resource: format!("kubernetes://{cacert}"),
+                named: CREDENTIAL,
             };
             let server_name = format!(
                 "Server {i} (port {}, tls.mode {}, credentialName {})",

@@ -18,6 +18,7 @@ pub mod envoyfilter;
 pub mod external_control_plane;
 pub mod gateway;
 pub mod gateway_api_certificates;
+pub mod gateway_api_client_ca;
 pub mod gateway_targets;
 pub mod image_auto;
 pub mod injection;

@@ -140,9 +140,9 @@ pub fn config_map_root(
 /// then says of a `caCertificateRefs` entry "the bundle is malformed"): no `CERTIFICATE` block
 /// that holds exactly one certificate that parses.
 pub fn bundle_malformed(pem: &PemCertificates) -> bool {
-    !pem.blocks.iter().any(|b| {
-        b.label == "CERTIFICATE" && b.certificates.as_ref().is_ok_and(|c| c.len() == 1)
-    })
+    !pem.blocks
+        .iter()
+        .any(|b| b.label == "CERTIFICATE" && b.certificates.as_ref().is_ok_and(|c| c.len() == 1))
 }
 
 /// Why Go's `tls.X509KeyPair` (which Istio's Gateway API conversion runs on a certificateRef)
@@ -289,7 +289,10 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        assert_eq!(config_map_root(Some(&map(&[("ca.crt", "x")]))), Ok("ca.crt"));
+        assert_eq!(
+            config_map_root(Some(&map(&[("ca.crt", "x")]))),
+            Ok("ca.crt")
+        );
         assert_eq!(
             config_map_root(Some(&map(&[("ca.crt", "x"), ("cacert", "y")]))),
             Ok("cacert")

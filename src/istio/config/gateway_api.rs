@@ -104,8 +104,14 @@ impl KubernetesGateway {
             .flatten()
             .find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
         let (tls, field) = match per_port {
-            Some(p) => (p.get("tls")?, format!("spec.tls.frontend.perPort[port {port}].tls")),
-            None => (frontend.get("default")?, "spec.tls.frontend.default".to_string()),
+            Some(p) => (
+                p.get("tls")?,
+                format!("spec.tls.frontend.perPort[port {port}].tls"),
+            ),
+            None => (
+                frontend.get("default")?,
+                "spec.tls.frontend.default".to_string(),
+            ),
         };
         let mut validation = FrontendValidation::deserialize(tls.get("validation")?).ok()?;
         validation.field = format!("{field}.validation.caCertificateRefs");
