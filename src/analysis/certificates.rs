@@ -216,7 +216,8 @@ impl<'o> Judge<'o> {
         key: &str,
         at: &ResourceRef,
     ) {
-        let pem = super::gateway_api_client_ca::config_map_pem(&map.object, key);
+        let text = map.object.data.as_ref().and_then(|d| d.get(key));
+        let pem = certificate::read_pem(text.map_or(&[][..], |t| t.as_bytes()));
         let location = format!(
             "{key} of ConfigMap {}/{}, the client CA of Gateway {gateway},",
             map.object.namespace().unwrap_or(""),

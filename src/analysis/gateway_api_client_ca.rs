@@ -81,7 +81,7 @@ pub fn config_map_root<'s>(
 }
 
 /// The PEM of a ConfigMap's key.
-pub fn config_map_pem(map: &ConfigMap, key: &str) -> PemCertificates {
+fn config_map_pem(map: &ConfigMap, key: &str) -> PemCertificates {
     let text = map.data.as_ref().and_then(|d| d.get(key));
     certificate::read_pem(text.map_or(&[][..], |t| t.as_bytes()))
 }

@@ -903,6 +903,8 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     add_secret("m-nokey-cert-cacert", &[("foo", "bar")]);
     add_secret("m-empty-cert", &with_ca(&tls, &clients.pem));
     add_secret("m-noca-cert", &tls);
+    add_secret("o-ok-cert", &tls);
+    add_secret("o-ok-cert-cacert", &[("cacert", &clients.pem)]);
     add_secret("api-ok-cert", &tls);
     add_secret("api-ok-cert-cacert", &[("cacert", &clients.pem)]);
     add_secret("api-nokey-cert", &with_ca(&tls, &clients.pem));
@@ -924,6 +926,8 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     for name in ["m-ok", "m-nokey", "m-empty", "m-noca"] {
         manifests.push(istio_gateway_with(&ns, name, "MUTUAL"));
     }
+    // The twin of the Gateway API's OPTIONAL_MUTUAL: an Istio Gateway gets its -cacert CA.
+    manifests.push(istio_gateway_with(&ns, "o-ok", "OPTIONAL_MUTUAL"));
     manifests.push(gateway_api_with(
         &ns,
         "edge",
@@ -1001,6 +1005,13 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         reset(&once(&ip, 8443, name, None), name);
         reset(&once(&ip, 8443, name, Some(&client)), name);
     }
+    assert!(page(&once(&ip, 8443, "o-ok", None)), "o-ok, no certificate");
+    assert!(page(&once(&ip, 8443, "o-ok", Some(&client))), "o-ok");
+    alert(
+        &once(&ip, 8443, "o-ok", Some(&other_client)),
+        "UnknownCA",
+        "o-ok",
+    );
     // Gateway API by the option: MUTUAL without CA key, OPTIONAL_MUTUAL whatever its CA.
     let edge_ip = ready_pod_ip(&env, &ns, "gateway.networking.k8s.io/gateway-name=edge");
     assert!(
@@ -1010,6 +1021,18 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     for name in ["api-nokey", "api-opt"] {
         reset(&once(&edge_ip, 8443, name, None), name);
         reset(&once(&edge_ip, 8443, name, Some(&client)), name);
+    }
+    // Istio's status has no word against either.
+    let edge = env.get_json(&["gateways.gateway.networking.k8s.io", "edge", "-n", &ns]);
+    for l in edge["status"]["listeners"].as_array().unwrap() {
+        assert!(
+            l["conditions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["type"] == "Conflicted" || c["status"] == "True"),
+            "{l}"
+        );
     }
     // Frontend validation.
     let front_ip = ready_pod_ip(&env, &ns, "gateway.networking.k8s.io/gateway-name=front");
