@@ -885,8 +885,10 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     let servers = ca("mesh-doctor test CA", 2126);
     let clients = ca("clients CA", 2126);
     let other = ca("other CA", 2126);
+    let old = ca("old clients CA", 2021);
     let host = |name: &str| format!("{name}.{ns}.example.com");
     let (cert, key, _) = leaf(&servers, &format!("*.{ns}.example.com"), 2126);
+    let (_, _, old_client) = leaf(&old, "old-client", 2126);
     let (_, _, client) = leaf(&clients, "client", 2126);
     let (_, _, other_client) = leaf(&other, "other-client", 2126);
     let tls = [("tls.crt", cert.as_str()), ("tls.key", key.as_str())];
@@ -911,7 +913,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     add_secret("api-nokey-cert-cacert", &[("foo", "bar")]);
     add_secret("api-opt-cert", &tls);
     add_secret("api-opt-cert-cacert", &[("cacert", &clients.pem)]);
-    for name in ["f-cm", "f-opt", "f-missing", "f-secret"] {
+    for name in ["f-cm", "f-opt", "f-missing", "f-secret", "f-old"] {
         add_secret(&format!("{name}-cert"), &tls);
     }
     add_secret("clients-ca-secret", &[("ca.crt", &clients.pem)]);
@@ -919,10 +921,12 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     manifests.push(format!(
         "apiVersion: v1\nkind: Secret\nmetadata:\n  name: m-empty-cert-cacert\n  namespace: {ns}\nstringData:\n  cacert: \"\"\n"
     ));
-    manifests.push(format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: clients-ca\n  namespace: {ns}\ndata:\n  ca.crt: |\n{}",
-        block(&clients.pem)
-    ));
+    for (name, pem) in [("clients-ca", &clients.pem), ("old-ca", &old.pem)] {
+        manifests.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\ndata:\n  ca.crt: |\n{}",
+            block(pem)
+        ));
+    }
     for name in ["m-ok", "m-nokey", "m-empty", "m-noca"] {
         manifests.push(istio_gateway_with(&ns, name, "MUTUAL"));
     }
@@ -938,7 +942,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
             ("api-opt", 8443, "OPTIONAL_MUTUAL"),
         ],
     ));
-    let frontend = "  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{group: \"\", kind: ConfigMap, name: clients-ca}]\n      perPort:\n      - port: 9443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: ConfigMap, name: no-such-ca}]\n      - port: 10443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: Secret, name: clients-ca-secret}]\n";
+    let frontend = "  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{group: \"\", kind: ConfigMap, name: clients-ca}]\n      perPort:\n      - port: 9443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: ConfigMap, name: no-such-ca}]\n      - port: 10443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: Secret, name: clients-ca-secret}]\n      - port: 11443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: ConfigMap, name: old-ca}]\n";
     manifests.push(gateway_api_with(
         &ns,
         "front",
@@ -948,6 +952,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
             ("f-opt", 8443, "OPTIONAL_MUTUAL"),
             ("f-missing", 9443, ""),
             ("f-secret", 10443, ""),
+            ("f-old", 11443, ""),
         ],
     ));
     manifests.push(format!(
@@ -1078,6 +1083,16 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         "UnknownCA",
         "f-secret",
     );
+    // An expired CA: istiod sends it, and the gateway refuses its clients.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let expired = loop {
+        let got = once(&front_ip, 11443, "f-old", Some(&old_client));
+        if got.not_after.is_some() || Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    alert(&expired, "CertificateExpired", "f-old");
     // The refused reference: no listener on its port.
     for id in [None, Some(&client)] {
         let got = once(&front_ip, 9443, "f-missing", id);
@@ -1147,6 +1162,10 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     let server =
         |name: &str| format!("Server 0 (port 8443, tls.mode MUTUAL, credentialName {name}-cert)");
     let want: Vec<(String, String)> = vec![
+        (
+            format!("MD0411 {}", gw("front")),
+            format!("The certificate \"CN=old clients CA\" in ca.crt of ConfigMap {ns}/old-ca, the client CA"),
+        ),
         (format!("MD0422 {}", gw("edge")), "Listener \"api-nokey\" (port 8443, option gateway.istio.io/tls-terminate-mode MUTUAL)".into()),
         (format!("MD0422 {}", gw("edge")), "Listener \"api-opt\" (port 8443, option gateway.istio.io/tls-terminate-mode OPTIONAL_MUTUAL)".into()),
         (format!("MD0422 {}", gw("m-empty")), server("m-empty")),
@@ -1156,6 +1175,14 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     ];
     let mut sorted = said.clone();
     sorted.sort();
+    let md0411 = ours.iter().find(|(c, _, _)| c == "MD0411").unwrap();
+    assert!(
+        md0411.2.contains(&format!(
+            "in ca.crt of ConfigMap {ns}/old-ca, the client CA of Gateway {ns}/front, expired on 2021-01-01 00:00 UTC"
+        )),
+        "{}",
+        md0411.2
+    );
     assert_eq!(sorted, want, "{ours:#?}");
     let md0423 = ours.iter().find(|(c, _, _)| c == "MD0423").unwrap();
     assert!(
