@@ -875,8 +875,9 @@ fn gateway_api_with(ns: &str, name: &str, tls: &str, listeners: &[(&str, u16, &s
 /// - Gateway API `spec.tls.frontend`: a ConfigMap CA (`f-cm`: a client of that CA gets the page,
 ///   none gets `CertificateRequired`, another CA's `UnknownCA`), the option `OPTIONAL_MUTUAL`
 ///   beside it (`f-opt`: no certificate is let in), a Secret CA whose `-cacert` Secret exists
-///   (`f-secret`: the CA of `-cacert` is the one used), a missing ConfigMap (`f-missing`: the
-///   listener is `Accepted=False` and its port refuses connections; MD0423).
+///   (`f-secret`: the CA of `-cacert` is the one used), an expired ConfigMap CA (`f-old`: sent,
+///   and its client is refused with `CertificateExpired`; MD0411), a missing ConfigMap
+///   (`f-missing`: the listener is `Accepted=False` and its port refuses connections; MD0423).
 #[test]
 #[ignore = "needs the real node with Istio: scripts/test-all.sh"]
 fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() {
