@@ -238,7 +238,7 @@ impl Listener<'_, '_, '_> {
                         why.reason,
                         self.port,
                     ),
-                    Some(self.at_path(&why.field)),
+                    Some(self.at_path(&why.path)),
                 ));
                 // The listener is not served: none of its certificates is.
                 return;
@@ -306,37 +306,14 @@ impl Listener<'_, '_, '_> {
     /// certificateRef.
     fn at_ca(&self) -> ResourceRef {
         match self.gw.spec.frontend_ca(self.port) {
-            Some(v) if !v.ca_certificate_refs.is_empty() => self.at_path(&v.field),
+            Some(v) if !v.ca_certificate_refs.is_empty() => self.at_path(&v.path),
             _ => self.at(Some(0)),
         }
     }
 
-    /// A field of the Gateway (a `perPort[port N]` step resolved to its index).
-    fn at_path(&self, field: &str) -> ResourceRef {
-        let path = match field.split_once("perPort[port ") {
-            Some((head, rest)) => {
-                let (port, tail) = rest.split_once(']').unwrap_or((rest, ""));
-                let index = self
-                    .gw
-                    .spec
-                    .tls
-                    .as_ref()
-                    .and_then(|t| t.get("frontend")?.get("perPort")?.as_array().cloned())
-                    .and_then(|list| {
-                        list.iter().position(|p| {
-                            p.get("port")
-                                .and_then(|v| v.as_u64())
-                                .map(|v| v.to_string())
-                                .as_deref()
-                                == Some(port)
-                        })
-                    })
-                    .unwrap_or(0);
-                format!("{head}perPort[{index}]{tail}")
-            }
-            None => field.to_string(),
-        };
-        ResourceRef::of(self.gw.resource).at_field(self.gw.resource, &path)
+    /// A field of the Gateway.
+    fn at_path(&self, path: &str) -> ResourceRef {
+        ResourceRef::of(self.gw.resource).at_field(self.gw.resource, path)
     }
 
     /// The listener's status, when Istio wrote a refused reference there that the data does

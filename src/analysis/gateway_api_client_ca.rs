@@ -32,6 +32,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 /// message, and the field.
 pub struct CaRefusal {
     pub field: String,
+    pub path: String,
     pub reason: &'static str,
     pub message: String,
 }
@@ -160,6 +161,7 @@ pub fn client_ca<'s>(
     let refuse = |reason: &'static str, message: String| {
         ClientCa::Refused(CaRefusal {
             field: validation.field.clone(),
+            path: validation.path.clone(),
             reason,
             message,
         })

@@ -102,19 +102,22 @@ impl KubernetesGateway {
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
-        let (tls, field) = match per_port {
-            Some(p) => (
+            .enumerate()
+            .find(|(_, p)| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
+        let (tls, field, path) = match per_port {
+            Some((i, p)) => (
                 p.get("tls")?,
                 format!("spec.tls.frontend.perPort[port {port}].tls"),
+                format!("spec.tls.frontend.perPort[{i}].tls"),
             ),
-            None => (
-                frontend.get("default")?,
-                "spec.tls.frontend.default".to_string(),
-            ),
+            None => {
+                let field = "spec.tls.frontend.default".to_string();
+                (frontend.get("default")?, field.clone(), field)
+            }
         };
         let mut validation = FrontendValidation::deserialize(tls.get("validation")?).ok()?;
         validation.field = format!("{field}.validation.caCertificateRefs");
+        validation.path = format!("{path}.validation.caCertificateRefs");
         Some(validation)
     }
 }
@@ -131,6 +134,9 @@ pub struct FrontendValidation {
     /// messages.
     #[serde(skip)]
     pub field: String,
+    /// The same as a field path (`perPort[2]`), for the line.
+    #[serde(skip)]
+    pub path: String,
 }
 
 impl FrontendValidation {
