@@ -116,19 +116,38 @@ pub struct CaSource<'s> {
 pub const CREDENTIAL: &str = "the credential's own Secret";
 
 impl CaSource<'_> {
-    /// MD0422 for `server` of `gateway` when istiod finds no CA certificate in the Secret.
+    /// MD0422 for `server` of `gateway` when istiod finds no CA certificate in the Secret, or
+    /// one that is no PEM certificate (istiod sends it, the gateway's Envoy rejects it).
     pub fn missing(&self, server: &str, gateway: &str, at: &ResourceRef) -> Option<Finding> {
-        let why = credentials::no_root(&self.secret.object)?;
         let ns = self.secret.object.namespace().unwrap_or("");
         let name = self.secret.object.name();
-        let logs = format!(
-            "istiod logs \"failed to fetch ca certificate for {}: {why}\"",
-            self.resource
-        );
+        let found = match credentials::no_root(&self.secret.object) {
+            Some(why) => format!(
+                "Istio finds none there: {why} (istiod logs \"failed to fetch ca certificate for {}: {why}\")",
+                self.resource
+            ),
+            None => {
+                let key = credentials::ca_key(&self.secret.object)?;
+                let pem = self.secret.object.certificates.get(key)?;
+                if !credentials::bundle_malformed(pem) {
+                    return None;
+                }
+                let log = match pem.blocks.is_empty() {
+                    true => format!(
+                        "istiod logs \"invalid certificates: {ns}/{name} \"{}\": pem decode failed\" and ",
+                        self.resource
+                    ),
+                    false => String::new(),
+                };
+                format!(
+                    "its {key} holds no PEM certificate: istiod sends it all the same ({log}the gateway rejects it: \"Failed to load trusted CA certificates\")"
+                )
+            }
+        };
         let (read, fix) = match &self.fallback_from {
             None => (
                 format!(
-                    "it reads it from Secret {ns}/{name}, which exists (so {} is not looked at), and Istio finds none there: {why} ({logs})",
+                    "istiod reads it from Secret {ns}/{name}, which exists (so {} is not looked at), and {found}",
                     self.named
                 ),
                 format!(
@@ -138,7 +157,7 @@ impl CaSource<'_> {
             ),
             Some(cacert) => (
                 format!(
-                    "there is no Secret {ns}/{cacert}, so it reads it from the credential's own Secret {ns}/{name}, and Istio finds none there: {why} ({logs})"
+                    "there is no Secret {ns}/{cacert}, so istiod reads it from the credential's own Secret {ns}/{name}, and {found}"
                 ),
                 format!(
                     "Put the clients' CA certificate (PEM) under the key ca.crt of Secret {ns}/{name}, or under cacert in a Secret {ns}/{cacert}."

@@ -274,7 +274,7 @@ impl Listener<'_, '_, '_> {
             ClientCa::Secret {
                 source,
                 judged: true,
-            } if credentials::no_root(&source.secret.object).is_none() => {
+            } if source.missing("", "", &self.at_ca()).is_none() => {
                 judge.secret(&gateway, source.secret, Part::Ca, &self.at_ca());
             }
             ClientCa::ConfigMap {

@@ -116,6 +116,15 @@ fn an_istio_gateway_server_without_a_ca_certificate_is_md0422_in_istios_words() 
         &[("cacert", "")],
     ));
     text.push_str(&istio_gateway("empty", "MUTUAL"));
+    // Its cacert is no PEM: istiod sends it, the gateway rejects it.
+    text.push_str(&object("Secret", "istio-system", "notpem-cert", &with_ca));
+    text.push_str(&object(
+        "Secret",
+        "istio-system",
+        "notpem-cert-cacert",
+        &[("cacert", "not a certificate")],
+    ));
+    text.push_str(&istio_gateway("notpem", "MUTUAL"));
     // No -cacert Secret, and the credential's own has no CA certificate.
     text.push_str(&object("Secret", "istio-system", "noca-cert", &tls));
     text.push_str(&istio_gateway("noca", "OPTIONAL_MUTUAL"));
@@ -141,16 +150,20 @@ fn an_istio_gateway_server_without_a_ca_certificate_is_md0422_in_istios_words() 
     let effect = "The gateway resets every TLS handshake for it before it sends a certificate, with or without a client certificate (the other servers and listeners of the port still answer).";
     let want = [
         format!(
-            "Error [MD0422] {} Server 0 (port 443, tls.mode MUTUAL, credentialName empty-cert) of Gateway shop/empty verifies client certificates, but istiod has no CA certificate to send the gateway for it: it reads it from Secret istio-system/empty-cert-cacert, which exists (so the credential's own Secret is not looked at), and Istio finds none there: found key \"cacert\", but it was empty (istiod logs \"failed to fetch ca certificate for kubernetes://empty-cert-cacert: found key \"cacert\", but it was empty\"). {effect} Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret istio-system/empty-cert-cacert, or delete that Secret if the credential's own Secret holds it under ca.crt.",
+            "Error [MD0422] {} Server 0 (port 443, tls.mode MUTUAL, credentialName empty-cert) of Gateway shop/empty verifies client certificates, but the gateway gets no CA certificate to verify them with: istiod reads it from Secret istio-system/empty-cert-cacert, which exists (so the credential's own Secret is not looked at), and Istio finds none there: found key \"cacert\", but it was empty (istiod logs \"failed to fetch ca certificate for kubernetes://empty-cert-cacert: found key \"cacert\", but it was empty\"). {effect} Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret istio-system/empty-cert-cacert, or delete that Secret if the credential's own Secret holds it under ca.crt.",
             at("empty")
         ),
         format!(
-            "Error [MD0422] {} Server 0 (port 443, tls.mode OPTIONAL_MUTUAL, credentialName noca-cert) of Gateway shop/noca verifies client certificates, but istiod has no CA certificate to send the gateway for it: there is no Secret istio-system/noca-cert-cacert, so it reads it from the credential's own Secret istio-system/noca-cert, and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key (istiod logs \"failed to fetch ca certificate for kubernetes://noca-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key\"). {effect} Put the clients' CA certificate (PEM) under the key ca.crt of Secret istio-system/noca-cert, or under cacert in a Secret istio-system/noca-cert-cacert.",
+            "Error [MD0422] {} Server 0 (port 443, tls.mode OPTIONAL_MUTUAL, credentialName noca-cert) of Gateway shop/noca verifies client certificates, but the gateway gets no CA certificate to verify them with: there is no Secret istio-system/noca-cert-cacert, so istiod reads it from the credential's own Secret istio-system/noca-cert, and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key (istiod logs \"failed to fetch ca certificate for kubernetes://noca-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key\"). {effect} Put the clients' CA certificate (PEM) under the key ca.crt of Secret istio-system/noca-cert, or under cacert in a Secret istio-system/noca-cert-cacert.",
             at("noca")
         ),
         format!(
-            "Error [MD0422] {} Server 0 (port 443, tls.mode MUTUAL, credentialName nokey-cert) of Gateway shop/nokey verifies client certificates, but istiod has no CA certificate to send the gateway for it: it reads it from Secret istio-system/nokey-cert-cacert, which exists (so the credential's own Secret is not looked at), and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: foo (istiod logs \"failed to fetch ca certificate for kubernetes://nokey-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: foo\"). {effect} Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret istio-system/nokey-cert-cacert, or delete that Secret if the credential's own Secret holds it under ca.crt.",
+            "Error [MD0422] {} Server 0 (port 443, tls.mode MUTUAL, credentialName nokey-cert) of Gateway shop/nokey verifies client certificates, but the gateway gets no CA certificate to verify them with: istiod reads it from Secret istio-system/nokey-cert-cacert, which exists (so the credential's own Secret is not looked at), and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: foo (istiod logs \"failed to fetch ca certificate for kubernetes://nokey-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: foo\"). {effect} Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret istio-system/nokey-cert-cacert, or delete that Secret if the credential's own Secret holds it under ca.crt.",
             at("nokey")
+        ),
+        format!(
+            "Error [MD0422] {} Server 0 (port 443, tls.mode MUTUAL, credentialName notpem-cert) of Gateway shop/notpem verifies client certificates, but the gateway gets no CA certificate to verify them with: istiod reads it from Secret istio-system/notpem-cert-cacert, which exists (so the credential's own Secret is not looked at), and its cacert holds no PEM certificate: istiod sends it all the same (istiod logs \"invalid certificates: istio-system/notpem-cert-cacert \"kubernetes://notpem-cert-cacert\": pem decode failed\" and the gateway rejects it: \"Failed to load trusted CA certificates\"). {effect} Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret istio-system/notpem-cert-cacert, or delete that Secret if the credential's own Secret holds it under ca.crt.",
+            at("notpem")
         ),
     ];
     let mut got = lines_with(&stdout, "MD0422");
@@ -159,7 +172,7 @@ fn an_istio_gateway_server_without_a_ca_certificate_is_md0422_in_istios_words() 
     // Nothing else: the twins are quiet, and istioctl's IST0161 judges the key pair only.
     assert_eq!(
         stdout.lines().filter(|l| l.contains(" [")).count(),
-        3,
+        4,
         "{stdout}"
     );
 }
@@ -414,15 +427,15 @@ fn gateway_api_client_cas_are_read_where_istio_reads_them() {
     };
     said(
         "nokey",
-        "(port 15443, spec.tls.frontend validation) of Gateway edge/front verifies client certificates, but istiod has no CA certificate to send the gateway for it: it reads it from Secret edge/ca-nokey-cacert, which exists (so the Secret caCertificateRefs names is not looked at), and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: foo (istiod logs \"failed to fetch ca certificate for kubernetes-gateway://edge/ca-nokey-cacert:",
+        "(port 15443, spec.tls.frontend validation) of Gateway edge/front verifies client certificates, but the gateway gets no CA certificate to verify them with: istiod reads it from Secret edge/ca-nokey-cacert, which exists (so the Secret caCertificateRefs names is not looked at), and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: foo (istiod logs \"failed to fetch ca certificate for kubernetes-gateway://edge/ca-nokey-cacert:",
     );
     said(
         "opt-nokey",
-        "(port 443, option gateway.istio.io/tls-terminate-mode MUTUAL) of Gateway edge/edge verifies client certificates, but istiod has no CA certificate to send the gateway for it: it reads it from Secret edge/opt-nokey-cert-cacert, which exists (so the credential's own Secret is not looked at)",
+        "(port 443, option gateway.istio.io/tls-terminate-mode MUTUAL) of Gateway edge/edge verifies client certificates, but the gateway gets no CA certificate to verify them with: istiod reads it from Secret edge/opt-nokey-cert-cacert, which exists (so the credential's own Secret is not looked at)",
     );
     said(
         "opt-noca",
-        "there is no Secret edge/opt-noca-cert-cacert, so it reads it from the credential's own Secret edge/opt-noca-cert, and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key",
+        "there is no Secret edge/opt-noca-cert-cacert, so istiod reads it from the credential's own Secret edge/opt-noca-cert, and Istio finds none there: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key",
     );
     assert_eq!(md0422.len(), 3, "{md0422:#?}");
 

@@ -865,7 +865,8 @@ fn gateway_api_with(ns: &str, name: &str, tls: &str, listeners: &[(&str, u16, &s
 ///
 /// - Istio Gateways (MUTUAL): a `<credentialName>-cacert` Secret without `cacert`/`ca.crt`
 ///   (`m-nokey`), with an empty `cacert` (`m-empty`), or no `-cacert` Secret and a credential
-///   without CA (`m-noca`): istiod logs "failed to fetch ca certificate" and sends nothing, and
+///   without CA (`m-noca`): istiod logs "failed to fetch ca certificate" and sends nothing (a
+///   `cacert` that is no PEM, `m-notpem`: istiod sends it, the gateway rejects it), and
 ///   the gateway resets the handshake before its certificate, whatever the client presents (even
 ///   a client the credential's own `ca.crt` would accept), while `m-ok` on the same port
 ///   answers. MD0422.
@@ -906,6 +907,8 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     add_secret("m-nokey-cert-cacert", &[("foo", "bar")]);
     add_secret("m-empty-cert", &with_ca(&tls, &clients.pem));
     add_secret("m-noca-cert", &tls);
+    add_secret("m-notpem-cert", &with_ca(&tls, &clients.pem));
+    add_secret("m-notpem-cert-cacert", &[("cacert", "not a certificate")]);
     add_secret("o-ok-cert", &tls);
     add_secret("o-ok-cert-cacert", &[("cacert", &clients.pem)]);
     add_secret("api-ok-cert", &tls);
@@ -928,7 +931,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
             block(pem)
         ));
     }
-    for name in ["m-ok", "m-nokey", "m-empty", "m-noca"] {
+    for name in ["m-ok", "m-nokey", "m-empty", "m-noca", "m-notpem"] {
         manifests.push(istio_gateway_with(&ns, name, "MUTUAL"));
     }
     // The twin of the Gateway API's OPTIONAL_MUTUAL: an Istio Gateway gets its -cacert CA.
@@ -1007,7 +1010,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         "CertificateRequired",
         "m-ok",
     );
-    for name in ["m-nokey", "m-empty", "m-noca"] {
+    for name in ["m-nokey", "m-empty", "m-noca", "m-notpem"] {
         reset(&once(&ip, 8443, name, None), name);
         reset(&once(&ip, 8443, name, Some(&client)), name);
     }
@@ -1143,9 +1146,16 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         "failed to fetch ca certificate for kubernetes://m-noca-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key".to_string(),
         format!("failed to fetch ca certificate for kubernetes-gateway://{ns}/api-nokey-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: foo"),
         "attempted to access unauthorized certificates api-opt-cert-cacert: cross namespace secret reference requires ReferenceGrant".to_string(),
+        format!("invalid certificates: {ns}/m-notpem-cert-cacert \"kubernetes://m-notpem-cert-cacert\": pem decode failed"),
     ] {
         assert!(log.contains(&line), "no {line:?} in istiod's log");
     }
+    // The CA that is no PEM was sent, and the gateway refused it.
+    let gateway_log = env.kubectl(&["-n", &ns, "logs", "deploy/gateway"]);
+    assert!(
+        gateway_log.contains("Failed to load trusted CA certificates"),
+        "{gateway_log}"
+    );
 
     // mesh-doctor, live: MD0422 for each server or listener that resets, MD0423 for the
     // refused caCertificateRef in Istio's words; nothing for the twins.
@@ -1172,6 +1182,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         (format!("MD0422 {}", gw("m-empty")), server("m-empty")),
         (format!("MD0422 {}", gw("m-noca")), server("m-noca")),
         (format!("MD0422 {}", gw("m-nokey")), server("m-nokey")),
+        (format!("MD0422 {}", gw("m-notpem")), server("m-notpem")),
         (format!("MD0423 {}", gw("front")), "Listener \"f-missing\"".into()),
     ];
     let mut sorted = said.clone();
