@@ -884,6 +884,8 @@ fn gateway_api_with(ns: &str, name: &str, tls: &str, listeners: &[(&str, u16, &s
 fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() {
     let env = real_env();
     let ns = env.namespace("real-gwclca", &[]);
+    // The namespace of CA ConfigMaps another namespace's Gateways name.
+    let cas = env.namespace("real-gwcas", &[]);
     let servers = ca("mesh-doctor test CA", 2126);
     let clients = ca("clients CA", 2126);
     let other = ca("other CA", 2126);
@@ -958,6 +960,22 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
             ("f-secret", 10443, ""),
             ("f-old", 11443, ""),
         ],
+    ));
+    // Another namespace's CA: Istio checks the ReferenceGrant for the SDS resource's name,
+    // `<name>-cacert`, so a grant naming the ConfigMap itself does not do.
+    for name in ["by-name", "by-cacert"] {
+        manifests.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {cas}\ndata:\n  ca.crt: |\n{}",
+            block(&clients.pem)
+        ));
+        let tls = format!(
+            "  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{{group: \"\", kind: ConfigMap, name: {name}, namespace: {cas}}}]\n"
+        );
+        manifests.push(gateway_api_with(&ns, name, &tls, &[("l", 8443, "")]));
+    }
+    manifests.push(secret_of(&ns, "l-cert", &tls));
+    manifests.push(format!(
+        "apiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {{name: cas, namespace: {cas}}}\nspec:\n  from: [{{group: gateway.networking.k8s.io, kind: Gateway, namespace: {ns}}}]\n  to: [{{group: \"\", kind: ConfigMap, name: by-name}}, {{group: \"\", kind: ConfigMap, name: by-cacert-cacert}}]\n"
     ));
     manifests.push(format!(
         "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: app, namespace: {ns}}}\nspec:\n  parentRefs: [{{name: edge}}, {{name: front}}]\n  rules:\n  - backendRefs: [{{name: app, port: 80}}]\n"
@@ -1124,6 +1142,35 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
             .unwrap()
             .clone()
     };
+    // The grant by the ConfigMap's own name is not enough, the one by `<name>-cacert` is.
+    let accepted = |gateway: &str| {
+        env.wait_for(
+            &format!("Gateway {gateway}'s listener status"),
+            Duration::from_secs(60),
+            || {
+                let gw = env.get_json(&["gateways.gateway.networking.k8s.io", gateway, "-n", &ns]);
+                let l = gw["status"]["listeners"].as_array()?.first()?.clone();
+                let c = l["conditions"]
+                    .as_array()?
+                    .iter()
+                    .find(|c| c["type"] == "ResolvedRefs")?
+                    .clone();
+                Some((
+                    c["status"].as_str()?.to_string(),
+                    c["message"].as_str()?.to_string(),
+                ))
+            },
+        )
+    };
+    let (status, grant_message) = accepted("by-name");
+    assert_eq!(
+        (status.as_str(), grant_message.as_str()),
+        (
+            "False",
+            format!("caCertificateRef {cas}/by-name not accessible to a Gateway in namespace {ns:?} (missing a ReferenceGrant?)").as_str()
+        )
+    );
+    assert_eq!(accepted("by-cacert").0, "True");
     let missing_message = format!(
         "invalid CA certificate reference /ConfigMap/no-such-ca., configmap {ns}/no-such-ca not found"
     );
@@ -1183,6 +1230,7 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         (format!("MD0422 {}", gw("m-noca")), server("m-noca")),
         (format!("MD0422 {}", gw("m-nokey")), server("m-nokey")),
         (format!("MD0422 {}", gw("m-notpem")), server("m-notpem")),
+        (format!("MD0423 {}", gw("by-name")), "Listener \"l\"".into()),
         (format!("MD0423 {}", gw("front")), "Listener \"f-missing\"".into()),
     ];
     let mut sorted = said.clone();
@@ -1196,7 +1244,15 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
         md0411.2
     );
     assert_eq!(sorted, want, "{ours:#?}");
-    let md0423 = ours.iter().find(|(c, _, _)| c == "MD0423").unwrap();
+    let md0423 = ours
+        .iter()
+        .find(|(c, _, m)| c == "MD0423" && m.contains("f-missing"))
+        .unwrap();
+    assert!(
+        ours.iter().any(|(c, _, m)| c == "MD0423"
+            && m.contains(&format!("which Istio refuses: {grant_message}. Istio sets"))),
+        "{ours:#?}"
+    );
     assert!(
         md0423.2.contains(&format!(
             "which Istio refuses: {missing_message}. Istio sets"
@@ -1226,5 +1282,5 @@ fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() 
     assert_eq!(files.code, 79, "{}", files.stderr);
     assert_eq!(about(findings(&files.stdout, "files"), &ns), ours, "files");
 
-    env.delete_namespaces(&[&ns]);
+    env.delete_namespaces(&[&ns, &cas]);
 }
