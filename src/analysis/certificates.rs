@@ -12,15 +12,18 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Input;
 use super::gateway::{ca_secret, credential_secret, workload_namespace};
-use crate::findings::messages::{self, MD0410, MD0411, MessageType};
+use crate::findings::messages::{self, MD0410, MD0411, MD0422, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
 use crate::istio::credentials;
 use crate::kube::certificate::{self, CertificateFacts};
 use crate::kube::snapshot::{Located, Object, SecretKeys, Snapshot};
 
-/// The codes of both analyzers.
-pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411];
+/// The codes of `gateway-certificates`.
+pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411, messages::MD0422];
+
+/// The codes of `mesh-root-certificate`.
+pub const ROOT_CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411];
 
 /// How long before its end a certificate is said to expire soon.
 pub const WARN_BEFORE: SignedDuration = SignedDuration::from_hours(30 * 24);
@@ -91,8 +94,82 @@ const CHAIN_FIX: &str =
     "Put a renewed certificate into the Secret (the gateway picks it up without a restart).";
 const CA_FAILS: &str = "the Gateway refuses the client certificates of its MUTUAL servers (the handshake ends with the TLS alert \"certificate expired\")";
 const CA_FIX: &str = "Put a renewed CA certificate into the Secret.";
+const CA_FIX_MAP: &str = "Put a renewed CA certificate into the ConfigMap.";
 const ROOT_FAILS: &str = "sidecars, gateways and ztunnel refuse the mesh's workload certificates, which chain to it: mTLS between workloads fails (503, Envoy response flag UF, \"CERTIFICATE_VERIFY_FAILED\")";
 const ROOT_FIX: &str = "Rotate the mesh's root CA (a plugged-in CA: cacerts with a new root, trusted beside the old one while workloads move over; istiod's self-signed CA: Istio's root transition guide).";
+
+/// Where istiod reads the CA certificate of a server that verifies clients: the Secret
+/// `GetCaCert` takes (`<name>-cacert` when it exists, else `<name>`), and the SDS resource it
+/// logs.
+pub struct CaSource<'s> {
+    pub secret: &'s Located<SecretKeys>,
+    /// The name of the `-cacert` Secret, when `secret` is not that one (it does not exist).
+    pub fallback_from: Option<String>,
+    /// The SDS resource name (`kubernetes://<credentialName>-cacert`,
+    /// `kubernetes-gateway://<ns>/<name>-cacert`).
+    pub resource: String,
+    /// What the Secret without the suffix is to the server ("the credential's own Secret").
+    pub named: &'static str,
+}
+
+/// [`CaSource::named`] of an Istio Gateway's server or a listener's `certificateRefs`.
+pub const CREDENTIAL: &str = "the credential's own Secret";
+
+impl CaSource<'_> {
+    /// MD0422 for `server` of `gateway` when istiod finds no CA certificate in the Secret, or
+    /// one that is no PEM certificate (istiod sends it, the gateway's Envoy rejects it).
+    pub fn missing(&self, server: &str, gateway: &str, at: &ResourceRef) -> Option<Finding> {
+        let ns = self.secret.object.namespace().unwrap_or("");
+        let name = self.secret.object.name();
+        let found = match credentials::no_root(&self.secret.object) {
+            Some(why) => format!(
+                "Istio finds none there: {why} (istiod logs \"failed to fetch ca certificate for {}: {why}\")",
+                self.resource
+            ),
+            None => {
+                let key = credentials::ca_key(&self.secret.object)?;
+                let pem = self.secret.object.certificates.get(key)?;
+                if !credentials::bundle_malformed(pem) {
+                    return None;
+                }
+                let log = match pem.blocks.is_empty() {
+                    true => format!(
+                        "istiod logs \"invalid certificates: {ns}/{name} \"{}\": pem decode failed\" and ",
+                        self.resource
+                    ),
+                    false => String::new(),
+                };
+                format!(
+                    "its {key} holds no PEM certificate: istiod sends it all the same ({log}the gateway rejects it: \"Failed to load trusted CA certificates\")"
+                )
+            }
+        };
+        let (read, fix) = match &self.fallback_from {
+            None => (
+                format!(
+                    "istiod reads it from Secret {ns}/{name}, which exists (so {} is not looked at), and {found}",
+                    self.named
+                ),
+                format!(
+                    "Put the clients' CA certificate (PEM) under the key cacert (or ca.crt) of Secret {ns}/{name}, or delete that Secret if {} holds it under ca.crt.",
+                    self.named
+                ),
+            ),
+            Some(cacert) => (
+                format!(
+                    "there is no Secret {ns}/{cacert}, so istiod reads it from the credential's own Secret {ns}/{name}, and {found}"
+                ),
+                format!(
+                    "Put the clients' CA certificate (PEM) under the key ca.crt of Secret {ns}/{name}, or under cacert in a Secret {ns}/{cacert}."
+                ),
+            ),
+        };
+        Some(Finding::new(
+            MD0422::message(server, gateway, read, fix),
+            Some(at.clone()),
+        ))
+    }
+}
 
 /// The certificate findings of Gateways' credentials, each said once per Gateway, place and
 /// certificate (two servers naming one Secret give one finding).
@@ -141,12 +218,44 @@ impl<'o> Judge<'o> {
         let Some(pem) = secret.object.certificates.get(key) else {
             return;
         };
+        let location = format!(
+            "{key} of Secret {}/{}, the credential of Gateway {gateway},",
+            secret.object.namespace().unwrap_or(""),
+            secret.object.name()
+        );
+        self.pem(gateway, pem, location, fails, fix, at);
+    }
+
+    /// The CA certificates of key `key` of a ConfigMap a Gateway API Gateway verifies clients
+    /// with (`spec.tls.frontend`).
+    pub fn config_map(
+        &mut self,
+        gateway: &str,
+        map: &Located<k8s_openapi::api::core::v1::ConfigMap>,
+        key: &str,
+        at: &ResourceRef,
+    ) {
+        let text = map.object.data.as_ref().and_then(|d| d.get(key));
+        let pem = certificate::read_pem(text.map_or(&[][..], |t| t.as_bytes()));
+        let location = format!(
+            "{key} of ConfigMap {}/{}, the client CA of Gateway {gateway},",
+            map.object.namespace().unwrap_or(""),
+            map.object.name()
+        );
+        self.pem(gateway, &pem, location, CA_FAILS, CA_FIX_MAP, at);
+    }
+
+    fn pem(
+        &mut self,
+        gateway: &str,
+        pem: &crate::kube::certificate::PemCertificates,
+        location: String,
+        fails: &str,
+        fix: &str,
+        at: &ResourceRef,
+    ) {
         let place = Place {
-            location: format!(
-                "{key} of Secret {}/{}, the credential of Gateway {gateway},",
-                secret.object.namespace().unwrap_or(""),
-                secret.object.name()
-            ),
+            location,
             fails,
             fix,
         };
@@ -168,9 +277,9 @@ impl<'o> Judge<'o> {
 /// credentials (a server that verifies clients reads its CA certificate from the Secret
 /// `<credentialName>-cacert` when it exists, else from the credential's own).
 pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
-    let Some(mut judge) = Judge::new(input.snapshot, out) else {
-        return;
-    };
+    let mut certificates = Vec::new();
+    let mut missing = Vec::new();
+    let mut judge = Judge::new(input.snapshot, &mut certificates);
     for gw in &input.config.gateways {
         let Some(gw_ns) = workload_namespace(input, gw) else {
             continue;
@@ -183,16 +292,46 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
             }
             let path = format!("spec.servers[{i}].tls.credentialName");
             let at = ResourceRef::of(gw.resource).at_field(gw.resource, &path);
-            if let Some(secret) = credential_secret(input, gw_ns, &tls.credential_name) {
+            if let Some(secret) = credential_secret(input, gw_ns, &tls.credential_name)
+                && let Some(judge) = judge.as_mut()
+            {
                 judge.secret(&gateway, secret, Part::Chain, &at);
             }
-            if credentials::verifies_clients(&tls.mode)
-                && let Some(secret) = ca_secret(input, gw_ns, &tls.credential_name)
-            {
-                judge.secret(&gateway, secret, Part::Ca, &at);
+            if !credentials::verifies_clients(&tls.mode) {
+                continue;
+            }
+            let Some(secret) = ca_secret(input, gw_ns, &tls.credential_name) else {
+                continue;
+            };
+            // `GetCaCert`: the credential's own Secret only when `-cacert` does not exist.
+            let cacert = credentials::ca_secret_name(&tls.credential_name);
+            let cacert_name = cacert.rsplit('/').next().unwrap_or(&cacert);
+            let source = CaSource {
+                secret,
+                fallback_from: (secret.object.name() != cacert_name)
+                    .then(|| cacert_name.to_string()),
+                resource: format!("kubernetes://{cacert}"),
+                named: CREDENTIAL,
+            };
+            let server_name = format!(
+                "Server {i} (port {}, tls.mode {}, credentialName {})",
+                server.port.as_ref().map_or(0, |p| p.number),
+                tls.mode,
+                tls.credential_name
+            );
+            match source.missing(&server_name, &gateway, &at) {
+                Some(f) => missing.push(f),
+                None => {
+                    if let Some(judge) = judge.as_mut() {
+                        judge.secret(&gateway, secret, Part::Ca, &at);
+                    }
+                }
             }
         }
     }
+    drop(judge);
+    out.extend(missing);
+    out.extend(certificates);
 }
 
 /// Analyzer `mesh-root-certificate`: the root certificate(s) in `istio-ca-root-cert`, said once

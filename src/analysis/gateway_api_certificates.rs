@@ -21,17 +21,25 @@
 
 use super::Input;
 use super::certificates::{Judge, Part};
-use crate::findings::messages::{self, MD0421, MessageType};
+use super::gateway_api_client_ca::{ClientCa, client_ca};
+use crate::findings::messages::{self, MD0421, MD0422, MD0423, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::gateway_api::{
-    KubernetesGateway, ListenerTls, SecretObjectReference, listener_conditions,
+    KubernetesGateway, ListenerTls, SecretObjectReference, TLS_TERMINATE_MODE_OPTION,
+    listener_conditions,
 };
 use crate::istio::config::{GatewayClass, Typed};
 use crate::istio::credentials;
 use crate::kube::snapshot::{Located, Object, SecretKeys};
 
 /// The codes of the analyzer.
-pub const CODES: &[&MessageType] = &[messages::MD0410, messages::MD0411, messages::MD0421];
+pub const CODES: &[&MessageType] = &[
+    messages::MD0410,
+    messages::MD0411,
+    messages::MD0421,
+    messages::MD0422,
+    messages::MD0423,
+];
 
 /// The listener condition reasons Istio gives a refused certificate reference.
 const INVALID_REF: &str = "InvalidCertificateRef";
@@ -211,38 +219,101 @@ impl Listener<'_, '_, '_> {
             let effect = if first_taken { DROPPED } else { FIRST_DROPPED };
             refused.push(self.refused(e, effect.into(), self.at(Some(*j))));
         }
+        if taken == 0 {
+            // No certificateRefs at all: Istio looks no further.
+            return;
+        }
+        let gateway = format!("{}/{}", ns, self.gw.name());
+        // The client CA (Istio looks at it once a certificate is taken).
+        let first = refs.first().filter(|_| first_taken);
+        let ca = client_ca(self.input, self.gw, self.port, &self.tls, first);
+        match &ca {
+            ClientCa::Refused(why) => {
+                refused.push(Finding::new(
+                    MD0423::message(
+                        self.name,
+                        gateway.as_str(),
+                        why.field.as_str(),
+                        why.message.as_str(),
+                        why.reason,
+                        self.port,
+                    ),
+                    Some(self.at_path(&why.path)),
+                ));
+                // The listener is not served: none of its certificates is.
+                return;
+            }
+            ClientCa::Denied { resource, name } => {
+                refused.push(Finding::new(
+                    MD0422::message(
+                        self.server(),
+                        gateway.as_str(),
+                        format!(
+                            "istiod refuses to send the gateway the CA resource {resource}: for a Gateway API listener it allows that resource only in MUTUAL mode (istiod logs \"proxy <gateway pod> attempted to access unauthorized certificates {name}: cross namespace secret reference requires ReferenceGrant\", though the Secret is in the Gateway's namespace)"
+                        ),
+                        "Name the clients' CA in the Gateway's spec.tls.frontend (default or perPort) validation.caCertificateRefs and keep the option: Istio then sends it and the listener stays OPTIONAL_MUTUAL; or use MUTUAL.",
+                    ),
+                    Some(self.at(Some(0))),
+                ));
+            }
+            ClientCa::Secret { source, .. } => {
+                refused.extend(source.missing(&self.server(), &gateway, &self.at_ca()));
+            }
+            _ => {}
+        }
         // Served: the certificates taken, unless the first was refused (then none is).
         let Some(judge) = judge.filter(|_| first_taken) else {
             return;
         };
-        let gateway = format!("{}/{}", ns, self.gw.name());
         for (j, result) in results.iter().enumerate() {
             if let Ok(secret) = result {
                 judge.secret(&gateway, secret, Part::Chain, &self.at(Some(j)));
             }
         }
-        // The CA certificate: `<first credential>-cacert`, else the first Secret (only when
-        // the first reference is taken: Istio names the CA after it), unless the Gateway's
-        // `spec.tls.frontend` gives CA certificates of its own.
-        let verifies = self
-            .tls
-            .terminate_mode()
-            .is_some_and(credentials::verifies_clients);
-        if verifies
-            && !self.gw.spec.frontend_validation(self.port)
-            && let (Some(first), Some(Ok(_))) = (refs.first(), results.first())
-        {
-            let secret_ns = first.namespace_or(ns);
-            let ca = find_secret(
-                self.input,
-                secret_ns,
-                &credentials::ca_secret_name(&first.name),
-            )
-            .or_else(|| find_secret(self.input, secret_ns, &first.name));
-            if let Some(secret) = ca {
-                judge.secret(&gateway, secret, Part::Ca, &self.at(Some(0)));
+        match ca {
+            ClientCa::Secret {
+                source,
+                judged: true,
+            } if source.missing("", "", &self.at_ca()).is_none() => {
+                judge.secret(&gateway, source.secret, Part::Ca, &self.at_ca());
             }
+            ClientCa::ConfigMap {
+                map,
+                key,
+                judged: true,
+            } => judge.config_map(&gateway, map, key, &self.at_ca()),
+            _ => {}
         }
+    }
+
+    /// How MD0422 names the listener.
+    fn server(&self) -> String {
+        format!(
+            "Listener {:?} (port {}, {})",
+            self.name,
+            self.port,
+            match self.gw.spec.frontend_validation(self.port) {
+                true => "spec.tls.frontend validation".to_string(),
+                false => format!(
+                    "option {TLS_TERMINATE_MODE_OPTION} {}",
+                    self.tls.terminate_mode().unwrap_or("SIMPLE")
+                ),
+            }
+        )
+    }
+
+    /// Where the client CA is named: the frontend's caCertificateRefs, else the first
+    /// certificateRef.
+    fn at_ca(&self) -> ResourceRef {
+        match self.gw.spec.frontend_ca(self.port) {
+            Some(v) if !v.ca_certificate_refs.is_empty() => self.at_path(&v.path),
+            _ => self.at(Some(0)),
+        }
+    }
+
+    /// A field of the Gateway.
+    fn at_path(&self, path: &str) -> ResourceRef {
+        ResourceRef::of(self.gw.resource).at_field(self.gw.resource, path)
     }
 
     /// The listener's status, when Istio wrote a refused reference there that the data does
@@ -250,7 +321,9 @@ impl Listener<'_, '_, '_> {
     fn reported(&self, refused: &mut Vec<Finding>) -> bool {
         let before = refused.len();
         for c in listener_conditions(&self.gw.resource.object.status, self.name) {
-            let ours = c.reason == INVALID_REF || c.reason == NOT_PERMITTED;
+            // A refused caCertificateRef is MD0423's, from the data.
+            let ours = (c.reason == INVALID_REF || c.reason == NOT_PERMITTED)
+                && !c.message.starts_with("caCertificateRef ");
             if c.type_ == "ResolvedRefs" && c.status == "False" && ours {
                 let why = refusal(&c.reason, c.message.clone());
                 let effect = format!(

@@ -18,6 +18,7 @@ pub mod envoyfilter;
 pub mod external_control_plane;
 pub mod gateway;
 pub mod gateway_api_certificates;
+pub mod gateway_api_client_ca;
 pub mod gateway_targets;
 pub mod image_auto;
 pub mod injection;
@@ -398,7 +399,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "gateway-certificates",
         istio_name: None,
         on_by_default: true,
-        description: "Gateway certificates (the chain of the Secret a credentialName names and, for MUTUAL and OPTIONAL_MUTUAL, the CA certificate of <credentialName>-cacert, else of that Secret) that expire within 30 days or have expired",
+        description: "Gateway certificates (the chain of the Secret a credentialName names and, for MUTUAL and OPTIONAL_MUTUAL, the CA certificate of <credentialName>-cacert, else of that Secret) that expire within 30 days or have expired, and a MUTUAL or OPTIONAL_MUTUAL server whose CA Secret holds no CA certificate (the gateway resets its handshakes)",
         codes: certificates::CODES,
         needs: &[
             Kind::Gateways,
@@ -412,7 +413,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "gateway-api-certificates",
         istio_name: None,
         on_by_default: true,
-        description: "Gateway API Gateways of Istio's classes: certificateRefs Istio refuses (not a Secret, not found, no key pair, a certificate that is not PEM, another namespace without ReferenceGrant), and the certificates it serves (and, for MUTUAL and OPTIONAL_MUTUAL, the CA certificate of <first ref>-cacert, else of that Secret) that expire within 30 days or have expired",
+        description: "Gateway API Gateways of Istio's classes: certificateRefs Istio refuses (not a Secret, not found, no key pair, a certificate that is not PEM, another namespace without ReferenceGrant), spec.tls.frontend caCertificateRefs it refuses, the certificates it serves and the client CA certificate (of caCertificateRefs, else for the MUTUAL option of <first ref>-cacert, else of that Secret) that expire within 30 days or have expired, and listeners that verify clients with no CA certificate istiod sends (the gateway resets their handshakes)",
         codes: gateway_api_certificates::CODES,
         needs: &[
             Kind::KubernetesGateways,
@@ -427,7 +428,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         istio_name: None,
         on_by_default: true,
         description: "The mesh's root certificate (ConfigMap istio-ca-root-cert, root-cert.pem) when it expires within 30 days or has expired",
-        codes: certificates::CODES,
+        codes: certificates::ROOT_CODES,
         needs: &[Kind::ConfigMaps],
         run: Run::Snapshot(certificates::mesh_root),
     },

@@ -758,6 +758,14 @@ messages! {
         (listener, gateway, refusal, effect),
         "Listener %q of Gateway %s has a certificateRef Istio refuses: %s. %s Fix the reference or the Secret: it must be a Secret that exists, hold a key pair Istio takes (tls.crt and tls.key, or cert and key) and, in another namespace than the Gateway's, be granted to it by a ReferenceGrant in its own namespace.",
         "A Gateway API Gateway's listener names in tls.certificateRefs a Secret Istio refuses (not found, no key pair, a certificate that is not PEM, another namespace without ReferenceGrant): the listener serves no certificate of it.";
+    MD0422 = "MD0422", "GatewayClientCaCertificateMissing", Error,
+        (server, gateway, why, fix),
+        "%s of Gateway %s verifies client certificates, but the gateway gets no CA certificate to verify them with: %s. The gateway resets every TLS handshake for it before it sends a certificate, with or without a client certificate (the other servers and listeners of the port still answer). %s",
+        "A Gateway server or listener that verifies client certificates (MUTUAL, OPTIONAL_MUTUAL) gets no CA certificate it can use (the Secret istiod reads it from has no cacert or ca.crt with a value, or no PEM certificate there, or istiod refuses to send it): the gateway resets every handshake for it.";
+    MD0423 = "MD0423", "GatewayCaCertificateRefRefused", Error,
+        (listener, gateway, field, refusal, reason, port),
+        "Listener %q of Gateway %s verifies client certificates with the CA of %s, which Istio refuses: %s. Istio sets the listener's conditions Accepted=False (reason NoValidCACertificate), ResolvedRefs=False (reason %s) and Programmed=False (\"Bad TLS configuration\") and the gateway gets no listener for it: TLS clients of port %d have their connections refused when no other listener of the Gateway serves that port. Fix the reference: a single caCertificateRefs entry, naming a ConfigMap or Secret (group \"\") that exists and holds the CA certificate(s) in PEM under cacert or ca.crt, granted by a ReferenceGrant in its own namespace when that is not the Gateway's.",
+        "A Gateway API Gateway's spec.tls.frontend validation names a CA certificate Istio refuses (more than one, not a ConfigMap or Secret, not found, no cacert or ca.crt, no certificate in it, another namespace without ReferenceGrant): the listeners of the port are not served.";
 }
 
 /// Looks a code up (case-insensitively), e.g. for `--suppress`.

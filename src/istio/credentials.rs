@@ -54,7 +54,7 @@ pub fn verifies_clients(mode: &str) -> bool {
 /// `ca.crt` (in the Secret `<name>-cacert` when it exists, else in the credential's own:
 /// [`CA_SECRET_SUFFIX`]).
 pub fn ca_key(secret: &SecretKeys) -> Option<&'static str> {
-    ["cacert", "ca.crt"]
+    ROOT_KEYS
         .into_iter()
         .find(|k| secret.keys.iter().any(|x| x == k))
 }
@@ -71,21 +71,78 @@ pub fn no_pair(secret: &SecretKeys) -> Option<String> {
             "found keys {cert:?} and {key:?}, but they were empty"
         ));
     }
-    let mut all: Vec<&str> = secret
-        .keys
-        .iter()
-        .chain(&secret.empty_keys)
-        .map(String::as_str)
-        .collect();
+    Some(format!(
+        "found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: {}",
+        found_keys(secret.keys.iter().chain(&secret.empty_keys))
+    ))
+}
+
+/// Istio's `truncatedKeysMessage`: the keys sorted, the first three and how many more.
+fn found_keys<'k>(keys: impl Iterator<Item = &'k String>) -> String {
+    let mut all: Vec<&str> = keys.map(String::as_str).collect();
     all.sort_unstable();
-    let found = if all.len() < 3 {
+    all.dedup();
+    if all.len() < 3 {
         all.join(", ")
     } else {
         format!("{}, and {} more...", all[..3].join(", "), all.len() - 3)
-    };
+    }
+}
+
+/// The keys `ExtractRoot` reads a CA certificate from, in its order.
+const ROOT_KEYS: [&str; 2] = ["cacert", "ca.crt"];
+
+/// Why `ExtractRoot` finds no CA certificate in data whose keys with a value are `with_value`
+/// and whose empty keys are `empty`, in Istio's words; `None` when it takes one ([`ca_key`]).
+fn no_root_in(with_value: &[String], empty: &[String]) -> Option<String> {
+    if ROOT_KEYS.iter().any(|k| with_value.iter().any(|x| x == k)) {
+        return None;
+    }
+    if let Some(key) = ROOT_KEYS.iter().find(|k| empty.iter().any(|x| x == *k)) {
+        return Some(format!("found key {key:?}, but it was empty"));
+    }
     Some(format!(
-        "found secret, but didn't have expected keys (cert and key) or (tls.crt and tls.key); found: {found}"
+        "found secret, but didn't have expected keys cacert or ca.crt; found: {}",
+        found_keys(with_value.iter().chain(empty))
     ))
+}
+
+/// Why istiod's `GetCaCert` (through `ExtractRoot`) gets no CA certificate from this Secret,
+/// in Istio's words (`found key "cacert", but it was empty`, `found secret, but didn't have
+/// expected keys cacert or ca.crt; found: ...`); `None` when it gets one.
+pub fn no_root(secret: &SecretKeys) -> Option<String> {
+    no_root_in(&secret.keys, &secret.empty_keys)
+}
+
+/// [`no_root`] for a ConfigMap's `data` (`ExtractRootFromString`; `binaryData` is not read):
+/// the key it takes, or why it takes none (Istio says "found secret" there too).
+pub fn config_map_root(
+    data: Option<&std::collections::BTreeMap<String, String>>,
+) -> Result<&'static str, String> {
+    let (mut with_value, mut empty) = (Vec::new(), Vec::new());
+    for (k, v) in data.into_iter().flatten() {
+        if v.is_empty() {
+            empty.push(k.clone());
+        } else {
+            with_value.push(k.clone());
+        }
+    }
+    if let Some(why) = no_root_in(&with_value, &empty) {
+        return Err(why);
+    }
+    Ok(ROOT_KEYS
+        .into_iter()
+        .find(|k| with_value.iter().any(|x| x == k))
+        .unwrap_or(ROOT_KEYS[0]))
+}
+
+/// True when Go's `x509.CertPool.AppendCertsFromPEM` adds no certificate from this PEM (Istio
+/// then says of a `caCertificateRefs` entry "the bundle is malformed"): no `CERTIFICATE` block
+/// that holds exactly one certificate that parses.
+pub fn bundle_malformed(pem: &PemCertificates) -> bool {
+    !pem.blocks
+        .iter()
+        .any(|b| b.label == "CERTIFICATE" && b.certificates.as_ref().is_ok_and(|c| c.len() == 1))
 }
 
 /// Why Go's `tls.X509KeyPair` (which Istio's Gateway API conversion runs on a certificateRef)
@@ -203,6 +260,65 @@ mod tests {
                 .unwrap()
                 .ends_with("found: a, b, c, and 1 more...")
         );
+    }
+
+    #[test]
+    fn a_secret_without_a_ca_certificate_is_said_in_istios_words() {
+        assert_eq!(no_root(&secret(&["ca.crt"])), None);
+        assert_eq!(no_root(&secret(&["cacert", "tls.crt"])), None);
+        let mut empty = secret(&["ca.crt"]);
+        empty.empty_keys = vec!["cacert".into()];
+        // An empty cacert beside a ca.crt with a value: ExtractRoot takes ca.crt.
+        assert_eq!(no_root(&empty), None);
+        empty.keys.clear();
+        assert_eq!(
+            no_root(&empty).unwrap(),
+            "found key \"cacert\", but it was empty"
+        );
+        assert_eq!(
+            no_root(&secret(&["foo"])).unwrap(),
+            "found secret, but didn't have expected keys cacert or ca.crt; found: foo"
+        );
+        assert_eq!(
+            no_root(&secret(&["tls.key", "tls.crt"])).unwrap(),
+            "found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key"
+        );
+        let map = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            config_map_root(Some(&map(&[("ca.crt", "x")]))),
+            Ok("ca.crt")
+        );
+        assert_eq!(
+            config_map_root(Some(&map(&[("ca.crt", "x"), ("cacert", "y")]))),
+            Ok("cacert")
+        );
+        assert_eq!(
+            config_map_root(Some(&map(&[("ca.crt", "")]))).unwrap_err(),
+            "found key \"ca.crt\", but it was empty"
+        );
+        assert_eq!(
+            config_map_root(None).unwrap_err(),
+            "found secret, but didn't have expected keys cacert or ca.crt; found: "
+        );
+    }
+
+    #[test]
+    fn a_bundle_needs_one_certificate_go_can_add() {
+        let c = chain("2020-01-01T00:00:00Z", "2126-01-01T00:00:00Z");
+        assert!(!bundle_malformed(&c));
+        assert!(bundle_malformed(&PemCertificates::default()));
+        let key = PemCertificates {
+            blocks: vec![PemBlock {
+                label: "PRIVATE KEY".into(),
+                certificates: Err("x".into()),
+            }],
+        };
+        assert!(bundle_malformed(&key));
     }
 
     #[test]

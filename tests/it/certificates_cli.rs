@@ -328,8 +328,8 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
         ("edge", "mutual-cert", tls(&valid, &valid_key)),
         ("edge", "mutual-cert-cacert", vec![("ca.crt", ca.clone())]),
     ];
-    // The OPTIONAL_MUTUAL twin: its CA certificate (in its own Secret, no "-cacert" one) is
-    // valid.
+    // OPTIONAL_MUTUAL by the option: its CA certificate (in its own Secret, no "-cacert" one)
+    // is valid, but istiod never sends it (MD0422).
     let mut optional = tls(&valid, &valid_key);
     optional.push(("ca.crt", valid.clone()));
     secrets.push(("edge", "optional-cert", optional));
@@ -432,13 +432,22 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
     ];
     want.sort();
     assert_eq!(expired_lines, want, "{stdout}");
+    // The OPTIONAL_MUTUAL listener (by the option): istiod refuses to send its CA resource,
+    // so the gateway resets its handshakes (tests/it/e2e_real_gateway_certs.rs).
+    assert_eq!(
+        lines_with(&stdout, "MD0422"),
+        [format!(
+            "Error [MD0422] {} Listener \"optional\" (port 443, option gateway.istio.io/tls-terminate-mode OPTIONAL_MUTUAL) of Gateway edge/edge verifies client certificates, but the gateway gets no CA certificate to verify them with: istiod refuses to send the gateway the CA resource kubernetes-gateway://edge/optional-cert-cacert: for a Gateway API listener it allows that resource only in MUTUAL mode (istiod logs \"proxy <gateway pod> attempted to access unauthorized certificates optional-cert-cacert: cross namespace secret reference requires ReferenceGrant\", though the Secret is in the Gateway's namespace). The gateway resets every TLS handshake for it before it sends a certificate, with or without a client certificate (the other servers and listeners of the port still answer). Name the clients' CA in the Gateway's spec.tls.frontend (default or perPort) validation.caCertificateRefs and keep the option: Istio then sends it and the listener stays OPTIONAL_MUTUAL; or use MUTUAL.",
+            at("{name: optional-cert}")
+        )],
+        "{stdout}"
+    );
     // The twins: a valid certificate, a granted Secret of another namespace, the valid one of
-    // two, the OPTIONAL_MUTUAL listener's valid CA certificate, the other class's Gateway:
-    // nothing, and no Istio Gateway code for a Gateway API Gateway.
+    // two, the other class's Gateway: nothing, and no Istio Gateway code for a Gateway API
+    // Gateway.
     for quiet in [
         "\"valid\"",
         "\"granted\"",
-        "\"optional\"",
         "edge/other",
         "IST0161",
         "IST0101",
@@ -447,7 +456,7 @@ fn gateway_api_certificate_refs_are_judged_as_istio_reads_them() {
     }
     assert_eq!(
         stdout.lines().filter(|l| l.contains(" [")).count(),
-        9,
+        10,
         "{stdout}"
     );
 }

@@ -304,6 +304,18 @@ fn connect_as(
     verify: bool,
     identity: Option<&Identity>,
 ) -> Handshake {
+    connect_on(ip, 8443, host, ca, verify, identity)
+}
+
+/// [`connect_as`] to `port`.
+fn connect_on(
+    ip: &str,
+    port: u16,
+    host: &str,
+    ca: &CertificateDer<'static>,
+    verify: bool,
+    identity: Option<&Identity>,
+) -> Handshake {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     roots.add(ca.clone()).unwrap();
@@ -328,7 +340,7 @@ fn connect_as(
     };
     let name = ServerName::try_from(host.to_string()).unwrap();
     let connection = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
-    let addr: SocketAddr = format!("{ip}:8443").parse().unwrap();
+    let addr: SocketAddr = format!("{ip}:{port}").parse().unwrap();
     let answer = (|| {
         let socket = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
         socket.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -418,7 +430,7 @@ fn about(found: Found, ns: &str) -> Found {
     found
         .into_iter()
         .filter(|(code, origin, _)| {
-            ["IST0161", "MD0410", "MD0411", "MD0421"].contains(&code.as_str())
+            ["IST0161", "MD0410", "MD0411", "MD0421", "MD0422", "MD0423"].contains(&code.as_str())
                 && origin.starts_with(&format!("Gateway {ns}/"))
         })
         .collect()
@@ -827,4 +839,448 @@ fn real_mutual_gateway_verifies_clients_with_the_cacert_secret_first() {
     assert_eq!(about(findings(&files.stdout, "files"), &ns), want, "files");
 
     env.delete_namespaces(&[&ns]);
+}
+
+/// A Gateway API Gateway `name` of class `istio` with `spec.tls` (indented YAML, may be empty)
+/// and listeners (name, port, terminate-mode option or ""), each naming `<name>-cert`.
+fn gateway_api_with(ns: &str, name: &str, tls: &str, listeners: &[(&str, u16, &str)]) -> String {
+    let mut text = format!(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  gatewayClassName: istio\n{tls}  listeners:\n"
+    );
+    for (listener, port, mode) in listeners {
+        let options = match *mode {
+            "" => String::new(),
+            m => format!("      options: {{gateway.istio.io/tls-terminate-mode: {m}}}\n"),
+        };
+        text.push_str(&format!(
+            "  - name: {listener}\n    port: {port}\n    protocol: HTTPS\n    hostname: {listener}.{ns}.example.com\n    tls:\n{options}      certificateRefs: [{{name: {listener}-cert}}]\n"
+        ));
+    }
+    text
+}
+
+/// What happens to a server or listener that verifies clients when istiod has no CA
+/// certificate for it, and to Gateway API frontend validation (`caCertificateRefs`), proven
+/// with real handshakes with and without a client certificate:
+///
+/// - Istio Gateways (MUTUAL): a `<credentialName>-cacert` Secret without `cacert`/`ca.crt`
+///   (`m-nokey`), with an empty `cacert` (`m-empty`), or no `-cacert` Secret and a credential
+///   without CA (`m-noca`): istiod logs "failed to fetch ca certificate" and sends nothing (a
+///   `cacert` that is no PEM, `m-notpem`: istiod sends it, the gateway rejects it), and
+///   the gateway resets the handshake before its certificate, whatever the client presents (even
+///   a client the credential's own `ca.crt` would accept), while `m-ok` on the same port
+///   answers. MD0422.
+/// - Gateway API, by the option: `MUTUAL` with a `-cacert` Secret without CA (`api-nokey`):
+///   the same; `OPTIONAL_MUTUAL` with a valid `-cacert` (`api-opt`): istiod refuses to send it
+///   ("attempted to access unauthorized certificates"), the same reset. MD0422.
+/// - Gateway API `spec.tls.frontend`: a ConfigMap CA (`f-cm`: a client of that CA gets the page,
+///   none gets `CertificateRequired`, another CA's `UnknownCA`), the option `OPTIONAL_MUTUAL`
+///   beside it (`f-opt`: no certificate is let in), a Secret CA whose `-cacert` Secret exists
+///   (`f-secret`: the CA of `-cacert` is the one used), an expired ConfigMap CA (`f-old`: sent,
+///   and its client is refused with `CertificateExpired`; MD0411), a missing ConfigMap
+///   (`f-missing`: the listener is `Accepted=False` and its port refuses connections; MD0423).
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn real_client_ca_missing_resets_handshakes_and_frontend_validation_is_istios() {
+    let env = real_env();
+    let ns = env.namespace("real-gwclca", &[]);
+    // The namespace of CA ConfigMaps another namespace's Gateways name.
+    let cas = env.namespace("real-gwcas", &[]);
+    let servers = ca("mesh-doctor test CA", 2126);
+    let clients = ca("clients CA", 2126);
+    let other = ca("other CA", 2126);
+    let old = ca("old clients CA", 2021);
+    let host = |name: &str| format!("{name}.{ns}.example.com");
+    let (cert, key, _) = leaf(&servers, &format!("*.{ns}.example.com"), 2126);
+    let (_, _, old_client) = leaf(&old, "old-client", 2126);
+    let (_, _, client) = leaf(&clients, "client", 2126);
+    let (_, _, other_client) = leaf(&other, "other-client", 2126);
+    let tls = [("tls.crt", cert.as_str()), ("tls.key", key.as_str())];
+    fn with_ca<'a>(tls: &[(&'a str, &'a str); 2], ca: &'a str) -> Vec<(&'a str, &'a str)> {
+        vec![tls[0], tls[1], ("ca.crt", ca)]
+    }
+    let mut manifests = vec![gateway_deployment(&ns), app_deployment(&ns, "app", 1)];
+    let mut add_secret = |name: &str, data: &[(&str, &str)]| {
+        manifests.push(secret_of(&ns, name, data));
+    };
+    add_secret("m-ok-cert", &with_ca(&tls, &other.pem));
+    add_secret("m-ok-cert-cacert", &[("cacert", &clients.pem)]);
+    add_secret("m-nokey-cert", &with_ca(&tls, &clients.pem));
+    add_secret("m-nokey-cert-cacert", &[("foo", "bar")]);
+    add_secret("m-empty-cert", &with_ca(&tls, &clients.pem));
+    add_secret("m-noca-cert", &tls);
+    add_secret("m-notpem-cert", &with_ca(&tls, &clients.pem));
+    add_secret("m-notpem-cert-cacert", &[("cacert", "not a certificate")]);
+    add_secret("o-ok-cert", &tls);
+    add_secret("o-ok-cert-cacert", &[("cacert", &clients.pem)]);
+    add_secret("api-ok-cert", &tls);
+    add_secret("api-ok-cert-cacert", &[("cacert", &clients.pem)]);
+    add_secret("api-nokey-cert", &with_ca(&tls, &clients.pem));
+    add_secret("api-nokey-cert-cacert", &[("foo", "bar")]);
+    add_secret("api-opt-cert", &tls);
+    add_secret("api-opt-cert-cacert", &[("cacert", &clients.pem)]);
+    for name in ["f-cm", "f-opt", "f-missing", "f-secret", "f-old"] {
+        add_secret(&format!("{name}-cert"), &tls);
+    }
+    add_secret("clients-ca-secret", &[("ca.crt", &clients.pem)]);
+    add_secret("clients-ca-secret-cacert", &[("cacert", &other.pem)]);
+    manifests.push(format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: m-empty-cert-cacert\n  namespace: {ns}\nstringData:\n  cacert: \"\"\n"
+    ));
+    for (name, pem) in [("clients-ca", &clients.pem), ("old-ca", &old.pem)] {
+        manifests.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\ndata:\n  ca.crt: |\n{}",
+            block(pem)
+        ));
+    }
+    for name in ["m-ok", "m-nokey", "m-empty", "m-noca", "m-notpem"] {
+        manifests.push(istio_gateway_with(&ns, name, "MUTUAL"));
+    }
+    // The twin of the Gateway API's OPTIONAL_MUTUAL: an Istio Gateway gets its -cacert CA.
+    manifests.push(istio_gateway_with(&ns, "o-ok", "OPTIONAL_MUTUAL"));
+    manifests.push(gateway_api_with(
+        &ns,
+        "edge",
+        "",
+        &[
+            ("api-ok", 8443, "MUTUAL"),
+            ("api-nokey", 8443, "MUTUAL"),
+            ("api-opt", 8443, "OPTIONAL_MUTUAL"),
+        ],
+    ));
+    let frontend = "  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{group: \"\", kind: ConfigMap, name: clients-ca}]\n      perPort:\n      - port: 9443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: ConfigMap, name: no-such-ca}]\n      - port: 10443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: Secret, name: clients-ca-secret}]\n      - port: 11443\n        tls:\n          validation:\n            caCertificateRefs: [{group: \"\", kind: ConfigMap, name: old-ca}]\n";
+    manifests.push(gateway_api_with(
+        &ns,
+        "front",
+        frontend,
+        &[
+            ("f-cm", 8443, ""),
+            ("f-opt", 8443, "OPTIONAL_MUTUAL"),
+            ("f-missing", 9443, ""),
+            ("f-secret", 10443, ""),
+            ("f-old", 11443, ""),
+        ],
+    ));
+    // Another namespace's CA: Istio checks the ReferenceGrant for the SDS resource's name,
+    // `<name>-cacert`, so a grant naming the ConfigMap itself does not do.
+    for name in ["by-name", "by-cacert"] {
+        manifests.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {cas}\ndata:\n  ca.crt: |\n{}",
+            block(&clients.pem)
+        ));
+        let tls = format!(
+            "  tls:\n    frontend:\n      default:\n        validation:\n          caCertificateRefs: [{{group: \"\", kind: ConfigMap, name: {name}, namespace: {cas}}}]\n"
+        );
+        manifests.push(gateway_api_with(&ns, name, &tls, &[("l", 8443, "")]));
+    }
+    manifests.push(secret_of(&ns, "l-cert", &tls));
+    manifests.push(format!(
+        "apiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {{name: cas, namespace: {cas}}}\nspec:\n  from: [{{group: gateway.networking.k8s.io, kind: Gateway, namespace: {ns}}}]\n  to: [{{group: \"\", kind: ConfigMap, name: by-name}}, {{group: \"\", kind: ConfigMap, name: by-cacert-cacert}}]\n"
+    ));
+    manifests.push(format!(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {{name: app, namespace: {ns}}}\nspec:\n  parentRefs: [{{name: edge}}, {{name: front}}]\n  rules:\n  - backendRefs: [{{name: app, port: 80}}]\n"
+    ));
+    let text = manifests.join("---\n");
+    env.apply(&text);
+    rollout(&env, &ns, "gateway");
+    rollout(&env, &ns, "app");
+    let page = |h: &Handshake| h.answer.as_ref().is_ok_and(|a| a.contains(PAGE));
+    let until_page = |ip: &str, port: u16, name: &str, id: Option<&Identity>| {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let got = connect_on(ip, port, &host(name), &servers.der, true, id);
+            if page(&got) || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    };
+    let once = |ip: &str, port: u16, name: &str, id: Option<&Identity>| {
+        connect_on(ip, port, &host(name), &servers.der, true, id)
+    };
+    let reset = |got: &Handshake, what: &str| {
+        assert!(
+            got.not_after.is_none()
+                && got
+                    .answer
+                    .as_ref()
+                    .is_err_and(|e| e.contains("os error 104")),
+            "{what}: the gateway resets the handshake before its certificate: {got:?}"
+        );
+    };
+    let alert = |got: &Handshake, alert: &str, what: &str| {
+        assert!(
+            got.not_after.is_some()
+                && got
+                    .answer
+                    .as_ref()
+                    .is_err_and(|e| e == &format!("received fatal alert: {alert}")),
+            "{what}: {alert}: {got:?}"
+        );
+    };
+
+    // Istio Gateways: the twin answers a client of its -cacert CA, and on the same port the
+    // servers istiod has no CA for reset every handshake, with or without a certificate.
+    let ip = ready_pod_ip(&env, &ns, &format!("gw={ns}"));
+    assert!(page(&until_page(&ip, 8443, "m-ok", Some(&client))), "m-ok");
+    alert(
+        &once(&ip, 8443, "m-ok", None),
+        "CertificateRequired",
+        "m-ok",
+    );
+    for name in ["m-nokey", "m-empty", "m-noca", "m-notpem"] {
+        reset(&once(&ip, 8443, name, None), name);
+        reset(&once(&ip, 8443, name, Some(&client)), name);
+    }
+    assert!(page(&once(&ip, 8443, "o-ok", None)), "o-ok, no certificate");
+    assert!(page(&once(&ip, 8443, "o-ok", Some(&client))), "o-ok");
+    alert(
+        &once(&ip, 8443, "o-ok", Some(&other_client)),
+        "UnknownCA",
+        "o-ok",
+    );
+    // Gateway API by the option: MUTUAL without CA key, OPTIONAL_MUTUAL whatever its CA.
+    let edge_ip = ready_pod_ip(&env, &ns, "gateway.networking.k8s.io/gateway-name=edge");
+    assert!(
+        page(&until_page(&edge_ip, 8443, "api-ok", Some(&client))),
+        "api-ok"
+    );
+    for name in ["api-nokey", "api-opt"] {
+        reset(&once(&edge_ip, 8443, name, None), name);
+        reset(&once(&edge_ip, 8443, name, Some(&client)), name);
+    }
+    // Istio's status has no word against either.
+    let edge = env.get_json(&["gateways.gateway.networking.k8s.io", "edge", "-n", &ns]);
+    for l in edge["status"]["listeners"].as_array().unwrap() {
+        assert!(
+            l["conditions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c["type"] == "Conflicted" || c["status"] == "True"),
+            "{l}"
+        );
+    }
+    // Frontend validation.
+    let front_ip = ready_pod_ip(&env, &ns, "gateway.networking.k8s.io/gateway-name=front");
+    assert!(
+        page(&until_page(&front_ip, 8443, "f-cm", Some(&client))),
+        "f-cm"
+    );
+    alert(
+        &once(&front_ip, 8443, "f-cm", None),
+        "CertificateRequired",
+        "f-cm",
+    );
+    alert(
+        &once(&front_ip, 8443, "f-cm", Some(&other_client)),
+        "UnknownCA",
+        "f-cm",
+    );
+    assert!(
+        page(&once(&front_ip, 8443, "f-opt", None)),
+        "f-opt, no certificate"
+    );
+    assert!(
+        page(&once(&front_ip, 8443, "f-opt", Some(&client))),
+        "f-opt"
+    );
+    alert(
+        &once(&front_ip, 8443, "f-opt", Some(&other_client)),
+        "UnknownCA",
+        "f-opt",
+    );
+    // The Secret reference: the CA of its -cacert Secret verifies, not its own ca.crt.
+    assert!(
+        page(&until_page(
+            &front_ip,
+            10443,
+            "f-secret",
+            Some(&other_client)
+        )),
+        "f-secret"
+    );
+    alert(
+        &once(&front_ip, 10443, "f-secret", Some(&client)),
+        "UnknownCA",
+        "f-secret",
+    );
+    // An expired CA: istiod sends it, and the gateway refuses its clients.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let expired = loop {
+        let got = once(&front_ip, 11443, "f-old", Some(&old_client));
+        if got.not_after.is_some() || Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    alert(&expired, "CertificateExpired", "f-old");
+    // The refused reference: no listener on its port.
+    for id in [None, Some(&client)] {
+        let got = once(&front_ip, 9443, "f-missing", id);
+        assert!(
+            got.answer
+                .as_ref()
+                .is_err_and(|e| e.contains("os error 111")),
+            "f-missing: connection refused: {got:?}"
+        );
+    }
+    let gw = env.get_json(&["gateways.gateway.networking.k8s.io", "front", "-n", &ns]);
+    let listener = gw["status"]["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "f-missing")
+        .unwrap()
+        .clone();
+    let condition = |kind: &str| {
+        listener["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["type"] == kind)
+            .unwrap()
+            .clone()
+    };
+    // The grant by the ConfigMap's own name is not enough, the one by `<name>-cacert` is.
+    let accepted = |gateway: &str| {
+        env.wait_for(
+            &format!("Gateway {gateway}'s listener status"),
+            Duration::from_secs(60),
+            || {
+                let gw = env.get_json(&["gateways.gateway.networking.k8s.io", gateway, "-n", &ns]);
+                let l = gw["status"]["listeners"].as_array()?.first()?.clone();
+                let c = l["conditions"]
+                    .as_array()?
+                    .iter()
+                    .find(|c| c["type"] == "ResolvedRefs")?
+                    .clone();
+                Some((
+                    c["status"].as_str()?.to_string(),
+                    c["message"].as_str()?.to_string(),
+                ))
+            },
+        )
+    };
+    let (status, grant_message) = accepted("by-name");
+    assert_eq!(
+        (status.as_str(), grant_message.as_str()),
+        (
+            "False",
+            format!("caCertificateRef {cas}/by-name not accessible to a Gateway in namespace {ns:?} (missing a ReferenceGrant?)").as_str()
+        )
+    );
+    assert_eq!(accepted("by-cacert").0, "True");
+    let missing_message = format!(
+        "invalid CA certificate reference /ConfigMap/no-such-ca., configmap {ns}/no-such-ca not found"
+    );
+    assert_eq!(condition("Accepted")["reason"], "NoValidCACertificate");
+    assert_eq!(
+        condition("ResolvedRefs")["reason"],
+        "InvalidCACertificateRef"
+    );
+    assert_eq!(
+        condition("ResolvedRefs")["message"],
+        missing_message.as_str()
+    );
+    assert_eq!(condition("Programmed")["status"], "False");
+
+    // istiod says why it sent nothing.
+    let log = env.kubectl(&["-n", "istio-system", "logs", "deploy/istiod"]);
+    for line in [
+        "failed to fetch ca certificate for kubernetes://m-nokey-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: foo".to_string(),
+        "failed to fetch ca certificate for kubernetes://m-empty-cert-cacert: found key \"cacert\", but it was empty".to_string(),
+        "failed to fetch ca certificate for kubernetes://m-noca-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: tls.crt, tls.key".to_string(),
+        format!("failed to fetch ca certificate for kubernetes-gateway://{ns}/api-nokey-cert-cacert: found secret, but didn't have expected keys cacert or ca.crt; found: foo"),
+        "attempted to access unauthorized certificates api-opt-cert-cacert: cross namespace secret reference requires ReferenceGrant".to_string(),
+        format!("invalid certificates: {ns}/m-notpem-cert-cacert \"kubernetes://m-notpem-cert-cacert\": pem decode failed"),
+    ] {
+        assert!(log.contains(&line), "no {line:?} in istiod's log");
+    }
+    // The CA that is no PEM was sent, and the gateway refused it.
+    let gateway_log = env.kubectl(&["-n", &ns, "logs", "deploy/gateway"]);
+    assert!(
+        gateway_log.contains("Failed to load trusted CA certificates"),
+        "{gateway_log}"
+    );
+
+    // mesh-doctor, live: MD0422 for each server or listener that resets, MD0423 for the
+    // refused caCertificateRef in Istio's words; nothing for the twins.
+    let live = env.mesh_doctor(&["analyze", "-n", &ns, "--no-probe", "-o", "json"]);
+    assert_eq!(live.code, 79, "{}\n{}", live.stdout, live.stderr);
+    let ours = about(findings(&live.stdout, "mesh-doctor live"), &ns);
+    let said: Vec<(String, String)> = ours
+        .iter()
+        .map(|(c, o, m)| {
+            let subject = m.split(" of Gateway").next().unwrap_or("").to_string();
+            (format!("{c} {o}"), subject)
+        })
+        .collect();
+    let gw = |name: &str| format!("Gateway {ns}/{name}");
+    let server =
+        |name: &str| format!("Server 0 (port 8443, tls.mode MUTUAL, credentialName {name}-cert)");
+    let want: Vec<(String, String)> = vec![
+        (
+            format!("MD0411 {}", gw("front")),
+            format!("The certificate \"CN=old clients CA\" in ca.crt of ConfigMap {ns}/old-ca, the client CA"),
+        ),
+        (format!("MD0422 {}", gw("edge")), "Listener \"api-nokey\" (port 8443, option gateway.istio.io/tls-terminate-mode MUTUAL)".into()),
+        (format!("MD0422 {}", gw("edge")), "Listener \"api-opt\" (port 8443, option gateway.istio.io/tls-terminate-mode OPTIONAL_MUTUAL)".into()),
+        (format!("MD0422 {}", gw("m-empty")), server("m-empty")),
+        (format!("MD0422 {}", gw("m-noca")), server("m-noca")),
+        (format!("MD0422 {}", gw("m-nokey")), server("m-nokey")),
+        (format!("MD0422 {}", gw("m-notpem")), server("m-notpem")),
+        (format!("MD0423 {}", gw("by-name")), "Listener \"l\"".into()),
+        (format!("MD0423 {}", gw("front")), "Listener \"f-missing\"".into()),
+    ];
+    let mut sorted = said.clone();
+    sorted.sort();
+    let md0411 = ours.iter().find(|(c, _, _)| c == "MD0411").unwrap();
+    assert!(
+        md0411.2.contains(&format!(
+            "in ca.crt of ConfigMap {ns}/old-ca, the client CA of Gateway {ns}/front, expired on 2021-01-01 00:00 UTC"
+        )),
+        "{}",
+        md0411.2
+    );
+    assert_eq!(sorted, want, "{ours:#?}");
+    let md0423 = ours
+        .iter()
+        .find(|(c, _, m)| c == "MD0423" && m.contains("f-missing"))
+        .unwrap();
+    assert!(
+        ours.iter().any(|(c, _, m)| c == "MD0423"
+            && m.contains(&format!("which Istio refuses: {grant_message}. Istio sets"))),
+        "{ours:#?}"
+    );
+    assert!(
+        md0423.2.contains(&format!(
+            "which Istio refuses: {missing_message}. Istio sets"
+        )),
+        "{}",
+        md0423.2
+    );
+
+    // The same objects as files (with the Istio gateway's pod): the same findings.
+    let pod = env.kubectl(&[
+        "get",
+        "pods",
+        "-n",
+        &ns,
+        "-l",
+        &format!("gw={ns}"),
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ]);
+    let files_text = format!(
+        "{text}---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: {ns}\n  labels: {{gw: {ns}}}\nspec:\n  containers:\n  - {{name: istio-proxy, image: auto}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("client-ca.yaml");
+    std::fs::write(&file, &files_text).unwrap();
+    let files = env.mesh_doctor(&["analyze", "-f", file.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(files.code, 79, "{}", files.stderr);
+    assert_eq!(about(findings(&files.stdout, "files"), &ns), ours, "files");
+
+    env.delete_namespaces(&[&ns, &cas]);
 }

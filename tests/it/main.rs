@@ -21,6 +21,7 @@ mod bootstrap;
 mod certificates_cli;
 mod ci_cli;
 mod cli;
+mod client_ca_cli;
 mod completion;
 mod control_plane_cli;
 mod e2e_analyze;

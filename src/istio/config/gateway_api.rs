@@ -87,20 +87,103 @@ impl KubernetesGateway {
     /// clients with (`perPort` for the port, else `default`): Istio then takes those, not
     /// `<certificate>-cacert`.
     pub fn frontend_validation(&self, port: u32) -> bool {
-        let Some(frontend) = self.tls.as_ref().and_then(|t| t.get("frontend")) else {
-            return false;
-        };
+        self.frontend_ca(port)
+            .is_some_and(|v| !v.ca_certificate_refs.is_empty())
+    }
+
+    /// The client validation `spec.tls.frontend` gives the listeners of `port`, as Istio's
+    /// `resolveGatewayTLS` picks it: the `perPort` entry of the port when there is one (even
+    /// without `validation`: then none), else `default`. `None` when there is none, or when it
+    /// does not fit the type (the schema checks say why).
+    pub fn frontend_ca(&self, port: u32) -> Option<FrontendValidation> {
+        let frontend = self.tls.as_ref()?.get("frontend")?;
         let per_port = frontend
             .get("perPort")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .find(|p| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)))
-            .and_then(|p| p.get("tls"));
-        per_port
-            .or_else(|| frontend.get("default"))
-            .and_then(|tls| tls.get("validation")?.get("caCertificateRefs")?.as_array())
-            .is_some_and(|refs| !refs.is_empty())
+            .enumerate()
+            .find(|(_, p)| p.get("port").and_then(Value::as_u64) == Some(u64::from(port)));
+        let (tls, field, path) = match per_port {
+            Some((i, p)) => (
+                p.get("tls")?,
+                format!("spec.tls.frontend.perPort[port {port}].tls"),
+                format!("spec.tls.frontend.perPort[{i}].tls"),
+            ),
+            None => {
+                let field = "spec.tls.frontend.default".to_string();
+                (frontend.get("default")?, field.clone(), field)
+            }
+        };
+        let mut validation = FrontendValidation::deserialize(tls.get("validation")?).ok()?;
+        validation.field = format!("{field}.validation.caCertificateRefs");
+        validation.path = format!("{path}.validation.caCertificateRefs");
+        Some(validation)
+    }
+}
+
+/// `spec.tls.frontend...validation` of a Gateway: the CA certificates a listener verifies its
+/// clients with (Gateway API v1.4 and later; Istio reads the first of `caCertificateRefs`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FrontendValidation {
+    pub ca_certificate_refs: Vec<ObjectReference>,
+    /// `AllowValidOnly` (the default) or `AllowInsecureFallback`.
+    pub mode: Option<String>,
+    /// Where it was found (`spec.tls.frontend.default.validation.caCertificateRefs`), for the
+    /// messages.
+    #[serde(skip)]
+    pub field: String,
+    /// The same as a field path (`perPort[2]`), for the line.
+    #[serde(skip)]
+    pub path: String,
+}
+
+impl FrontendValidation {
+    /// True for `AllowInsecureFallback`: Istio makes the server `OPTIONAL_MUTUAL` and accepts
+    /// client certificates it cannot verify.
+    pub fn insecure_fallback(&self) -> bool {
+        self.mode.as_deref() == Some("AllowInsecureFallback")
+    }
+}
+
+/// A Gateway API `ObjectReference` (a `caCertificateRefs` entry): `group` and `kind` are
+/// required by the CRD, so no default applies.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ObjectReference {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+}
+
+impl ObjectReference {
+    /// The namespace of the object: its own, else the Gateway's.
+    pub fn namespace_or<'a>(&'a self, gateway_namespace: &'a str) -> &'a str {
+        self.namespace.as_deref().unwrap_or(gateway_namespace)
+    }
+    /// Istio's `objectReferenceString`: `group/kind/name.namespace`.
+    pub fn istio_string(&self) -> String {
+        format!(
+            "{}/{}/{}.{}",
+            self.group,
+            self.kind,
+            self.name,
+            self.namespace.as_deref().unwrap_or("")
+        )
+    }
+    /// The core kind it names as Istio normalizes it (`ConfigMap` or `Secret` of the group
+    /// `""`), `None` for any other.
+    pub fn core_kind(&self) -> Option<&'static str> {
+        if !self.group.is_empty() {
+            return None;
+        }
+        match self.kind.as_str() {
+            "ConfigMap" => Some("ConfigMap"),
+            "Secret" => Some("Secret"),
+            _ => None,
+        }
     }
 }
 
@@ -238,6 +321,12 @@ impl ReferenceGrant {
     /// API group and that namespace, a `to` of kind Secret of the core group, with that name or
     /// none).
     pub fn allows_gateway_secret(&self, from_namespace: &str, name: &str) -> bool {
+        self.allows_gateway(from_namespace, "Secret", name)
+    }
+
+    /// [`Self::allows_gateway_secret`] for an object of the core `kind` (`Secret`,
+    /// `ConfigMap`).
+    pub fn allows_gateway(&self, from_namespace: &str, kind: &str, name: &str) -> bool {
         fn field<'v>(v: &'v Value, key: &str) -> &'v str {
             v.get(key).and_then(Value::as_str).unwrap_or("")
         }
@@ -248,7 +337,7 @@ impl ReferenceGrant {
         });
         let to = self.to.iter().any(|t| {
             field(t, "group").is_empty()
-                && field(t, "kind") == "Secret"
+                && field(t, "kind") == kind
                 && t.get("name")
                     .and_then(Value::as_str)
                     .is_none_or(|n| n == name)
@@ -415,6 +504,15 @@ mod tests {
         assert!(tls.frontend_validation(443));
         assert!(!tls.frontend_validation(8443));
         assert!(!gw("istio").frontend_validation(443));
+        let ca = tls.frontend_ca(443).unwrap();
+        assert_eq!(
+            ca.field,
+            "spec.tls.frontend.default.validation.caCertificateRefs"
+        );
+        assert_eq!(ca.ca_certificate_refs[0].istio_string(), "/ConfigMap/ca.");
+        assert_eq!(ca.ca_certificate_refs[0].core_kind(), Some("ConfigMap"));
+        assert!(!ca.insecure_fallback());
+        assert!(tls.frontend_ca(8443).is_none());
     }
 
     #[test]

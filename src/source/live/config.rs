@@ -280,11 +280,13 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
     }
-    for wanted_here in gateway_api_secrets(snapshot) {
+    let (api_secrets, api_maps) = gateway_api_secrets(snapshot);
+    for wanted_here in api_secrets {
         if !wanted.contains(&wanted_here) {
             wanted.push(wanted_here);
         }
     }
+    client_ca_config_maps(cluster, snapshot, api_maps).await;
     for (ns, name) in wanted {
         let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &ns);
         match cluster.get_opt(api, &name).await {
@@ -313,7 +315,11 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
 /// for a `MUTUAL` or `OPTIONAL_MUTUAL` listener `<first reference>-cacert`, which istiod reads
 /// the CA certificate from first. A cross-namespace reference is got too: Istio looks the
 /// Secret up before it checks the ReferenceGrant.
-fn gateway_api_secrets(snapshot: &Snapshot) -> Vec<(String, String)> {
+/// Objects to get, as (namespace, name).
+type Names = Vec<(String, String)>;
+
+/// Also the ConfigMaps their `spec.tls.frontend` names as client CA (second list).
+fn gateway_api_secrets(snapshot: &Snapshot) -> (Names, Names) {
     use config::gateway_api::{GatewayClass, KubernetesGateway, is_gateway_api};
     let of_kind = |kind: &'static str| {
         snapshot
@@ -330,6 +336,7 @@ fn gateway_api_secrets(snapshot: &Snapshot) -> Vec<(String, String)> {
         })
         .collect();
     let mut wanted = Vec::new();
+    let mut maps = Vec::new();
     for resource in of_kind("Gateway") {
         let Ok(gw) = serde_json::from_value::<KubernetesGateway>(resource.object.spec.clone())
         else {
@@ -360,9 +367,53 @@ fn gateway_api_secrets(snapshot: &Snapshot) -> Vec<(String, String)> {
                     wanted.push((ns, crate::istio::credentials::ca_secret_name(&r.name)));
                 }
             }
+            // The CA certificate of `spec.tls.frontend`: a Secret and the `-cacert` one istiod
+            // reads first, or a ConfigMap.
+            if let Some(v) = gw.frontend_ca(listener.port)
+                && let Some(r) = v.ca_certificate_refs.first()
+            {
+                let ns = r.namespace_or(gw_ns).to_string();
+                match r.core_kind() {
+                    Some("Secret") => {
+                        let cacert = crate::istio::credentials::ca_secret_name(&r.name);
+                        wanted.push((ns.clone(), r.name.clone()));
+                        wanted.push((ns, cacert));
+                    }
+                    Some(_) => maps.push((ns, r.name.clone())),
+                    None => {}
+                }
+            }
         }
     }
-    wanted
+    (wanted, maps)
+}
+
+/// Gets the ConfigMaps Gateway API Gateways name as client CA (`spec.tls.frontend`), by name:
+/// public CA certificates, read whole (as istiod reads their `data`). One already read
+/// (istio-system's `istio*`) is not got again.
+async fn client_ca_config_maps(cluster: &Cluster, snapshot: &mut Snapshot, wanted: Names) {
+    use crate::kube::snapshot::Object as _;
+    let mut done: Names = Vec::new();
+    for (ns, name) in wanted {
+        let have = snapshot
+            .config_maps
+            .iter()
+            .any(|c| c.object.namespace().unwrap_or("") == ns && c.object.name() == name);
+        if have || done.contains(&(ns.clone(), name.clone())) {
+            continue;
+        }
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(cluster.client.clone(), &ns);
+        match cluster.get_opt(api, &name).await {
+            Ok(Some(map)) => snapshot.config_maps.push(Located::new(map)),
+            Ok(None) => {}
+            Err(e) => {
+                let reason = e.reason().to_string();
+                snapshot.unavailable.insert(Kind::ConfigMaps, reason);
+            }
+        }
+        done.push((ns, name));
+    }
 }
 
 /// Lists the Nodes (their labels give pods their locality) when a DestinationRule has subsets.
