@@ -48,6 +48,11 @@ pub struct KubeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
 
+    /// List objects in chunks of this many per request, as kubectl's --chunk-size (default 500;
+    /// 0 = one request per list)
+    #[arg(long, value_name = "N")]
+    pub chunk_size: Option<u32>,
+
     /// The whole command's deadline: reading, probing and retrying all end by then (exit 69),
     /// e.g. 2m, 90s (default 2m; 0 = none; at most 24h)
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]

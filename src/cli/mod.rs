@@ -197,7 +197,7 @@ pub struct CommonArgs {
 /// that read a cluster).
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    const KUBE: [&str; 8] = [
+    const KUBE: [&str; 9] = [
         "kubeconfig",
         "context",
         "cluster",
@@ -206,6 +206,7 @@ pub fn command() -> clap::Command {
         "as_user",
         "as_group",
         "request_timeout",
+        "chunk_size",
     ];
     Cli::command().mut_args(|a| {
         if KUBE.contains(&a.get_id().as_str()) {
@@ -259,6 +260,10 @@ pub fn resolve(common: &CommonArgs, before: &KubeArgs, after: Option<&KubeArgs>)
                 .request_timeout
                 .or(before.request_timeout)
                 .unwrap_or_default(),
+            chunk_size: after
+                .chunk_size
+                .or(before.chunk_size)
+                .unwrap_or(crate::source::cluster::DEFAULT_CHUNK_SIZE),
             timeout,
             deadline: (!timeout.is_zero())
                 .then(|| mark_start().checked_add(timeout))

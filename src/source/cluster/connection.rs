@@ -27,6 +27,8 @@ pub struct Cluster {
     pub deadline: Option<std::time::Instant>,
     /// `--timeout` as given, for messages.
     pub overall: Duration,
+    /// How many objects a list asks for per request (`--chunk-size`; 0: all at once).
+    pub chunk_size: u32,
 }
 
 impl Debug for Cluster {
@@ -52,6 +54,8 @@ pub struct Connection {
     pub as_group: Vec<String>,
     /// Zero means the default.
     pub request_timeout: Duration,
+    /// `--chunk-size`: objects per list request, 0 for one request per list.
+    pub chunk_size: u32,
     /// The whole command's deadline (`--timeout`); zero: none.
     pub timeout: Duration,
     /// When the whole command must be done (`--timeout` after its start); `None` without one.
@@ -222,6 +226,7 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
         timeout,
         deadline: global.deadline,
         overall: global.timeout,
+        chunk_size: global.chunk_size,
     })
 }
 

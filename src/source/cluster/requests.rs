@@ -12,7 +12,8 @@ use super::connection::Cluster;
 use super::errors::{ListError, classify, shorten};
 use crate::error::Error;
 
-const PAGE_SIZE: u32 = 500;
+/// `--chunk-size`'s default: objects per list request, kubectl's.
+pub const DEFAULT_CHUNK_SIZE: u32 = 500;
 
 /// `Pod` for `k8s_openapi::api::core::v1::Pod`: the kind a page holds, for the timeline.
 fn short_type_name<X>() -> &'static str {
@@ -98,7 +99,10 @@ impl Cluster {
         let mut token: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
         for number in 0..MAX_PAGES {
-            let mut params = base.clone().limit(PAGE_SIZE);
+            let mut params = base.clone();
+            if self.chunk_size > 0 {
+                params = params.limit(self.chunk_size);
+            }
             if let Some(t) = &token {
                 params = params.continue_token(t);
             }
