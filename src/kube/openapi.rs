@@ -10,8 +10,9 @@
 //! `oneOf` (none or two or more alternatives valid) and `anyOf` (none valid), each with the
 //! errors of the alternative that came closest, the string `format`s and the duplicates of
 //! `set` and `map` lists ([`super::openapi_rules`]), on the object with its defaults filled in
-//! first, as the API server validates it. Not checked: the CEL rules
-//! (`x-kubernetes-validations`), counted by [`cel_rules`]. Pure: the schema files are compiled
+//! first, as the API server validates it, then, when none of these errors stops them, the CEL
+//! rules (`x-kubernetes-validations`, [`super::openapi_cel`]), listed with what is done with
+//! each by [`cel_rules`]. Pure: the schema files are compiled
 //! in.
 
 use std::collections::HashMap;
@@ -63,21 +64,35 @@ pub fn schema_of(api_version: &str, kind: &str) -> Option<&'static Value> {
     catalog().kinds.get(&format!("{api_version}/{kind}"))
 }
 
-/// The CEL rules (`x-kubernetes-validations`) of every compiled-in kind, which are not
-/// evaluated: (`group/version/Kind`, the rule's message or, without one, the rule).
-pub fn cel_rules() -> Vec<(String, String)> {
-    fn walk(node: &Value, kind: &str, out: &mut Vec<(String, String)>) {
+/// One CEL rule of a compiled-in kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CelRule {
+    /// `group/version/Kind`.
+    pub kind: String,
+    /// The rule's message or, without one, the rule.
+    pub text: String,
+    pub status: super::openapi_cel::Status,
+}
+
+/// The CEL rules (`x-kubernetes-validations`) of every compiled-in kind, with what
+/// `crd-schemas` does with each.
+pub fn cel_rules() -> Vec<CelRule> {
+    fn walk(node: &Value, kind: &str, out: &mut Vec<CelRule>) {
         match node {
             Value::Object(map) => {
                 for (key, value) in map {
                     if key == "x-kubernetes-validations" {
                         for rule in value.as_array().into_iter().flatten() {
+                            let source = rule.get("rule").and_then(Value::as_str).unwrap_or("");
                             let text = rule
                                 .get("message")
-                                .or_else(|| rule.get("rule"))
                                 .and_then(Value::as_str)
-                                .unwrap_or("");
-                            out.push((kind.to_string(), text.to_string()));
+                                .unwrap_or(source);
+                            out.push(CelRule {
+                                kind: kind.to_string(),
+                                text: text.to_string(),
+                                status: super::openapi_cel::status(source),
+                            });
                         }
                     } else {
                         walk(value, kind, out);
@@ -97,36 +112,7 @@ pub fn cel_rules() -> Vec<(String, String)> {
     out
 }
 
-/// One step of a field path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// A field path as the API server prints it: `spec.http[0].timeout`.
-pub fn path_text(path: &[Step]) -> String {
-    let mut out = String::new();
-    for step in path {
-        match step {
-            Step::Key(k) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(k);
-            }
-            Step::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-/// One schema error: the path of the field and the API server's message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SchemaError {
-    pub path: Vec<Step>,
-    pub message: String,
-}
+pub use super::field_path::{SchemaError, Step, path_text};
 
 /// The errors of an object's `spec` against its kind's schema. Unknown fields come alone, as
 /// the API server refuses the object on decoding, before it validates anything else.
@@ -145,8 +131,24 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
         let mut defaulted = spec.clone();
         fill_defaults(spec_schema, &mut defaulted);
         check(spec_schema, &defaulted, &path, &mut out);
+        // The CEL rules run only when no error "blocks" them (apiextensions'
+        // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
+        // too long, too many); the API server then says only that some were not checked.
+        if !out.iter().any(blocks_cel) {
+            super::openapi_cel::validate(spec_schema, &defaulted, &path, &mut out);
+        }
     }
     out
+}
+
+/// True for the errors after which the API server does not run the CEL rules.
+fn blocks_cel(error: &SchemaError) -> bool {
+    let m = &error.message;
+    m.contains(": Required value")
+        || m.contains(": Unsupported value: ")
+        || m.contains(": Too long: ")
+        || m.contains(": Too many: ")
+        || m.contains(" in body must be of type ")
 }
 
 /// The API server's structural defaulting: an absent property with a `default` gets it, at

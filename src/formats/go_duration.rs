@@ -1,0 +1,120 @@
+//! Go's `time.ParseDuration`, which Istio's YAML reader and Kubernetes' CEL `duration()` both
+//! use to read a duration string.
+
+/// Go's `time.ParseDuration`: the duration in nanoseconds, `None` for text Go refuses.
+pub fn parse_duration(text: &str) -> Option<i64> {
+    const LIMIT: u64 = 1 << 63;
+    let (negative, mut s) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if s == "0" {
+        return Some(0);
+    }
+    if s.is_empty() {
+        return None;
+    }
+    let mut total: u64 = 0;
+    while !s.is_empty() {
+        let first = s.as_bytes()[0];
+        if !(first == b'.' || first.is_ascii_digit()) {
+            return None;
+        }
+        let (whole, rest) = leading_int(s)?;
+        let before = rest.len() != s.len();
+        s = rest;
+        let (mut fraction, mut scale, mut after) = (0u64, 1f64, false);
+        if let Some(rest) = s.strip_prefix('.') {
+            let (f, sc, r) = leading_fraction(rest);
+            after = r.len() != rest.len();
+            (fraction, scale, s) = (f, sc, r);
+        }
+        if !before && !after {
+            return None;
+        }
+        let unit_len = s
+            .bytes()
+            .position(|c| c == b'.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
+        if unit_len == 0 {
+            return None;
+        }
+        let unit: u64 = match &s[..unit_len] {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        s = &s[unit_len..];
+        if whole > LIMIT / unit {
+            return None;
+        }
+        let mut value = whole * unit;
+        if fraction > 0 {
+            value += (fraction as f64 * (unit as f64 / scale)) as u64;
+            if value > LIMIT {
+                return None;
+            }
+        }
+        total += value;
+        if total > LIMIT {
+            return None;
+        }
+    }
+    if negative {
+        return Some((total as i64).wrapping_neg());
+    }
+    i64::try_from(total).ok()
+}
+
+/// Go's `leadingInt`: the leading digits, `None` on overflow.
+fn leading_int(s: &str) -> Option<(u64, &str)> {
+    let mut x: u64 = 0;
+    let mut i = 0;
+    for c in s.bytes() {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        if x > (1 << 63) / 10 {
+            return None;
+        }
+        x = x * 10 + u64::from(c - b'0');
+        if x > 1 << 63 {
+            return None;
+        }
+        i += 1;
+    }
+    Some((x, &s[i..]))
+}
+
+/// Go's `leadingFraction`: the digits after the point and their scale (precision stops growing
+/// on overflow).
+fn leading_fraction(s: &str) -> (u64, f64, &str) {
+    let (mut x, mut scale, mut overflow) = (0u64, 1f64, false);
+    let mut i = 0;
+    for c in s.bytes() {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        i += 1;
+        if overflow {
+            continue;
+        }
+        if x > ((1u64 << 63) - 1) / 10 {
+            overflow = true;
+            continue;
+        }
+        let y = x * 10 + u64::from(c - b'0');
+        if y > 1 << 63 {
+            overflow = true;
+            continue;
+        }
+        x = y;
+        scale *= 10.0;
+    }
+    (x, scale, &s[i..])
+}
