@@ -6,6 +6,9 @@
 pub enum Step {
     Key(String),
     Index(usize),
+    /// A key of a map (a schema's `additionalProperties`), as the CEL validator prints it:
+    /// `ports[http]`.
+    MapKey(String),
 }
 
 /// A field path as the API server prints it: `spec.http[0].timeout`.
@@ -20,6 +23,7 @@ pub fn path_text(path: &[Step]) -> String {
                 out.push_str(k);
             }
             Step::Index(i) => out.push_str(&format!("[{i}]")),
+            Step::MapKey(k) => out.push_str(&format!("[{k}]")),
         }
     }
     out

@@ -139,9 +139,13 @@ pub fn validate(schema: &Json, value: &Json, path: &[Step], out: &mut Vec<Schema
             let properties = schema.get("properties").and_then(Json::as_object);
             let additional = schema.get("additionalProperties").filter(|a| a.is_object());
             for (key, v) in map {
-                if let Some(sub) = properties.and_then(|p| p.get(key)).or(additional) {
+                let (sub, step) = match properties.and_then(|p| p.get(key)) {
+                    Some(sub) => (Some(sub), Step::Key(key.clone())),
+                    None => (additional, Step::MapKey(key.clone())),
+                };
+                if let Some(sub) = sub {
                     let mut here = path.to_vec();
-                    here.push(Step::Key(key.clone()));
+                    here.push(step);
                     validate(sub, v, &here, out);
                 }
             }
