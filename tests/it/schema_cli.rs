@@ -250,3 +250,8 @@ fn the_decode_errors_recorded_are_istioctls() {
     got.sort();
     assert_eq!(got, recorded_decode_errors(), "{stderr}");
 }
+
+#[test]
+fn nulls_in_the_security_telemetry_and_extensions_kinds_are_zero_values_as_istioctl_reads_them() {
+    assert_same_as_istioctl("nulls-security");
+}
