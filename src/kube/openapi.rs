@@ -129,6 +129,7 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
     let mut out = Vec::new();
     if !spec.is_null() {
         let mut defaulted = spec.clone();
+        drop_null_fields(&mut defaulted);
         fill_defaults(spec_schema, &mut defaulted);
         check(spec_schema, &defaulted, &path, &mut out);
         // The CEL rules run only when no error "blocks" them (apiextensions'
@@ -149,6 +150,20 @@ fn blocks_cel(error: &SchemaError) -> bool {
         || m.contains(": Too long: ")
         || m.contains(": Too many: ")
         || m.contains(" in body must be of type ")
+}
+
+/// A field or map entry whose value is `null` is left out of what `kubectl apply` sends
+/// (measured: `portLevelMtls: {"8080": null}` is an empty map to the API server), at every
+/// level; a `null` list item stays, and the schema says whether it may.
+fn drop_null_fields(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_null_fields);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_null_fields),
+        _ => {}
+    }
 }
 
 /// The API server's structural defaulting: an absent property with a `default` gets it, at
@@ -266,8 +281,18 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
         })
     };
     if value.is_null() {
-        // A null is dropped for a field that is not nullable, never refused (measured on
-        // no case that refuses it): said as nothing rather than guessed.
+        // Only a list item can be null here (fields and map entries that are null are not
+        // sent): refused unless the schema makes it nullable, as any value of the wrong type.
+        let nullable = schema.get("nullable") == Some(&Value::Bool(true))
+            || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+        if let Some(expected) = schema.get("type").and_then(Value::as_str)
+            && !nullable
+            && matches!(path.last(), Some(Step::Index(_)))
+        {
+            push(format!(
+                "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
+            ));
+        }
         return;
     }
     let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
@@ -455,6 +480,16 @@ fn object_rules(
             message: format!("{at}: Too many: {n}: must have at most {max} items"),
         });
     }
+    if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+        && n < min
+    {
+        out.push(SchemaError {
+            path: path.to_vec(),
+            message: format!(
+                "{at}: Invalid value: {n}: {at} in body should have at least {min} properties"
+            ),
+        });
+    }
     let additional = schema.get("additionalProperties").filter(|a| a.is_object());
     for (key, v) in map {
         let sub = properties.and_then(|p| p.get(key)).or(additional);
@@ -608,6 +643,55 @@ mod tests {
                 json!({"trafficPolicy": {}})
             ),
             ["spec.host: Required value"]
+        );
+    }
+
+    #[test]
+    fn null_list_items_are_refused_null_fields_are_not_sent() {
+        assert_eq!(
+            errors(
+                "security.istio.io/v1",
+                "AuthorizationPolicy",
+                json!({"action": null, "rules": [null, {}]})
+            ),
+            [
+                "spec.rules[0]: Invalid value: \"null\": spec.rules[0] in body must be of type object: \"null\""
+            ]
+        );
+        assert_eq!(
+            errors(
+                "security.istio.io/v1",
+                "PeerAuthentication",
+                json!({"selector": {"matchLabels": {"app": "web"}}, "portLevelMtls": {"8080": null}})
+            ),
+            [
+                "spec.portLevelMtls: Invalid value: 0: spec.portLevelMtls in body should have at least 1 properties"
+            ]
+        );
+    }
+
+    #[test]
+    fn cel_rules_run_unless_an_error_blocks_them() {
+        let dr = |policy: Value| {
+            errors(
+                "networking.istio.io/v1",
+                "DestinationRule",
+                json!({"host": "reviews", "trafficPolicy": policy}),
+            )
+        };
+        assert_eq!(
+            dr(json!({"outlierDetection": {"interval": "0s", "consecutive5xxErrors": -1}})),
+            [
+                "spec.trafficPolicy.outlierDetection.consecutive5xxErrors: Invalid value: -1: spec.trafficPolicy.outlierDetection.consecutive5xxErrors in body should be greater than or equal to 0",
+                "spec.trafficPolicy.outlierDetection.interval: Invalid value: \"string\": must be a valid duration greater than 1ms",
+            ]
+        );
+        // A value outside an enum blocks them (the API server says only that some rules were
+        // not checked).
+        assert_eq!(
+            dr(json!({"outlierDetection": {"interval": "0s"}, "loadBalancer": {"simple": "FOO"}}))
+                .len(),
+            1
         );
     }
 
