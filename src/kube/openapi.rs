@@ -619,6 +619,29 @@ mod tests {
     }
 
     #[test]
+    fn every_cel_rule_is_evaluated_but_the_transition_rule() {
+        use super::super::openapi_cel::Status;
+        let rules = cel_rules();
+        let not_checked: Vec<&CelRule> = rules
+            .iter()
+            .filter(|r| matches!(r.status, Status::NotChecked(_)))
+            .collect();
+        assert!(not_checked.is_empty(), "{not_checked:#?}");
+        let transition: Vec<&str> = rules
+            .iter()
+            .filter(|r| r.status == Status::Transition)
+            .map(|r| r.kind.as_str())
+            .collect();
+        assert_eq!(
+            transition,
+            [
+                "gateway.networking.k8s.io/v1/GatewayClass",
+                "gateway.networking.k8s.io/v1beta1/GatewayClass"
+            ]
+        );
+    }
+
+    #[test]
     fn a_destination_rule_with_the_api_servers_messages() {
         let got = errors(
             "networking.istio.io/v1",
