@@ -576,7 +576,7 @@ fn call(target: Option<Value>, function: &str, args: Vec<Value>) -> Result<Value
             cel_library::UrlParse::Invalid(_) => Value::Bool(false),
             cel_library::UrlParse::Unknown => return not_checked("a URL Go may read otherwise"),
         },
-        ("url", Value::Str(s), 0) => match cel_library::parse_request_uri(s) {
+        ("url", Value::Str(s), 0) => match cel_library::url(s) {
             cel_library::UrlParse::Url { scheme } => Value::Url { scheme },
             cel_library::UrlParse::Invalid(why) => {
                 return error(format!(

@@ -1,7 +1,7 @@
 //! Kubernetes' CEL library functions the compiled-in rules call, as the API server runs them:
 //! `isURL` and `url` read a string with Go's `net/url.ParseRequestURI` (written here for what
-//! it accepts and refuses, with its error texts; hosts in brackets, user info and fragments
-//! with escapes are left unjudged), `isIP` with Go's `netip.ParseAddr`, refusing zones and
+//! it accepts and refuses, with its error texts; hosts in brackets and user info are left
+//! unjudged), `url` then with `url.Parse`'s reading of the fragment, `isIP` with Go's `netip.ParseAddr`, refusing zones and
 //! IPv4-mapped IPv6 addresses. Pure.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -19,7 +19,20 @@ pub enum UrlParse {
     Unknown,
 }
 
-/// Go's `url.ParseRequestURI`, then `url.Parse` for what Kubernetes' `url()` returns.
+/// Kubernetes' `url()`: Go's `url.ParseRequestURI`, then `url.Parse`, which also unescapes
+/// the fragment (`ParseRequestURI` leaves a `#` in the path or the query).
+pub fn url(raw: &str) -> UrlParse {
+    let parsed = parse_request_uri(raw);
+    if let UrlParse::Url { .. } = parsed
+        && let Some((_, fragment)) = raw.split_once('#')
+        && let Err(why) = unescape_check(fragment, false)
+    {
+        return UrlParse::Invalid(format!("parse {}: {why}", go_quote(raw)));
+    }
+    parsed
+}
+
+/// Go's `url.ParseRequestURI` (what Kubernetes' `isURL` asks).
 pub fn parse_request_uri(raw: &str) -> UrlParse {
     let refuse = |why: &str| UrlParse::Invalid(format!("parse {}: {why}", go_quote(raw)));
     if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
@@ -38,10 +51,6 @@ pub fn parse_request_uri(raw: &str) -> UrlParse {
         Err(why) => return refuse(why),
     };
     let scheme = scheme.to_ascii_lowercase();
-    // `url.Parse` (after ParseRequestURI) splits a fragment off and unescapes it.
-    if raw.split_once('#').is_some_and(|(_, f)| f.contains('%')) {
-        return UrlParse::Unknown;
-    }
     let rest = if rest.ends_with('?') && rest.matches('?').count() == 1 {
         &rest[..rest.len() - 1]
     } else {
@@ -190,6 +199,16 @@ mod tests {
             UrlParse::Invalid("parse \"http://a/%zz\": invalid URL escape \"%zz\"".into())
         );
         assert_eq!(parse_request_uri("http://[::1]/"), UrlParse::Unknown);
+        // The fragment: in the path for ParseRequestURI, unescaped on its own by Parse.
+        assert_eq!(
+            url("http://a/b#%zz"),
+            UrlParse::Invalid("parse \"http://a/b#%zz\": invalid URL escape \"%zz\"".into())
+        );
+        assert_eq!(parse_request_uri("http://a/b?x#%zz"), scheme("http"));
+        assert_eq!(
+            url("http://a/b?x#%zz"),
+            UrlParse::Invalid("parse \"http://a/b?x#%zz\": invalid URL escape \"%zz\"".into())
+        );
         assert_eq!(
             parse_request_uri(""),
             UrlParse::Invalid("parse \"\": empty url".into())
