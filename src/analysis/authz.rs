@@ -176,9 +176,8 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
             }
         }
         for (i, rule) in ap.spec.rules.iter().enumerate() {
-            let Some(rule) = rule else { continue };
             for (j, from) in rule.from.iter().enumerate() {
-                let Some(source) = from.as_ref().and_then(|f| f.source.as_ref()) else {
+                let Some(source) = from.source.as_ref() else {
                     continue;
                 };
                 let listed = source.namespaces.iter().enumerate();

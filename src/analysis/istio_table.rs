@@ -105,9 +105,17 @@ pub const ANALYZERS: &[Analyzer] = &[
         name: "schema.Decode",
         istio_name: None,
         on_by_default: true,
-        description: "Istio config whose spec does not fit Istio's schema (a string where a list belongs...)",
+        description: "Istio config whose spec does not fit Istio's schema (a string where a list belongs, a duration Go's time.ParseDuration refuses...)",
         codes: &[messages::IST0106],
-        needs: &[],
+        // The kinds with Duration fields; a spec of another kind that does not fit its type
+        // is said whatever else was read.
+        needs: &[
+            Kind::VirtualServices,
+            Kind::DestinationRules,
+            Kind::Sidecars,
+            Kind::Telemetries,
+            Kind::RequestAuthentications,
+        ],
         run: Run::Config(schema::invalid),
     },
     Analyzer {

@@ -122,7 +122,7 @@ pub const OWN_ANALYZERS: &[Analyzer] = &[
         name: "crd-schemas",
         istio_name: None,
         on_by_default: true,
-        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, formats, bounds, lengths, item counts, oneOf, anyOf, not, list-type duplicates)",
+        description: "Files: Istio and Gateway API objects whose spec the CRD's OpenAPI schema refuses (unknown fields, types, enums, required, patterns, formats, bounds, lengths, item counts, oneOf, anyOf, not, list-type duplicates, null list items) and CEL rules (x-kubernetes-validations)",
         codes: &[messages::MD0003],
         needs: CRD_KINDS,
         run: Run::Snapshot(object_rules::crd_schemas),

@@ -51,7 +51,7 @@ fn line_of(lines: Option<&LineTree>, path: &[openapi::Step]) -> Option<u32> {
     let mut node = lines?;
     for step in path {
         let next = match step {
-            openapi::Step::Key(k) => node.key(k),
+            openapi::Step::Key(k) | openapi::Step::MapKey(k) => node.key(k),
             openapi::Step::Index(i) => node.index(*i),
         };
         match next {

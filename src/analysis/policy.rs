@@ -122,12 +122,8 @@ fn plaintext_allowed(policies: &[&Typed<'_, AuthorizationPolicy>], port: Option<
         .iter()
         .filter(|p| action(&p.spec) == "ALLOW")
         .flat_map(|p| &p.spec.rules)
-        .any(|r| match r {
-            None => true,
-            Some(rule) => {
-                port.is_none_or(|port| rule_covers_port(rule, port))
-                    && identity_gate(rule).is_empty()
-            }
+        .any(|rule| {
+            port.is_none_or(|port| rule_covers_port(rule, port)) && identity_gate(rule).is_empty()
         })
 }
 
@@ -173,7 +169,6 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
                     .spec
                     .rules
                     .iter()
-                    .flatten()
                     .filter(|r| port.is_none_or(|p| rule_covers_port(r, p)))
                     .flat_map(identity_gate)
                     .collect();

@@ -144,8 +144,7 @@ fn identities<'p>(policy: &'p Typed<'_, AuthorizationPolicy>) -> Vec<(&'static s
         .spec
         .rules
         .iter()
-        .flatten()
-        .flat_map(|r| r.from.iter().flatten())
+        .flat_map(|r| r.from.iter())
         .filter_map(|f| f.source.as_ref())
     {
         for (field, values) in [

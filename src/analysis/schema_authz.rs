@@ -317,10 +317,10 @@ fn authorization_policy(ap: &AuthorizationPolicy, name: &str, namespace: &str) -
         } else if ap.provider.as_ref().is_none_or(|p| p.name.is_empty()) {
             errors.push("`provider.name` must not be empty".into());
         }
-        for rule in ap.rules.iter().flatten() {
+        for rule in ap.rules.iter() {
             let unsupported =
                 |name: &str| format!("{name} is currently not supported with CUSTOM action");
-            for src in rule.from.iter().flatten().filter_map(|f| f.source.as_ref()) {
+            for src in rule.from.iter().filter_map(|f| f.source.as_ref()) {
                 for (list, name) in [
                     (&src.namespaces, "From.Namespaces"),
                     (&src.not_namespaces, "From.NotNamespaces"),
@@ -339,10 +339,6 @@ fn authorization_policy(ap: &AuthorizationPolicy, name: &str, namespace: &str) -
                 }
             }
             for when in &rule.when {
-                let Some(when) = when else {
-                    errors.push("when field cannot be nil".into());
-                    continue;
-                };
                 let k = when.key.as_str();
                 if matches!(
                     k,
@@ -366,17 +362,9 @@ fn authorization_policy(ap: &AuthorizationPolicy, name: &str, namespace: &str) -
         errors.push("DENY action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request".into());
     }
     for (i, rule) in ap.rules.iter().enumerate() {
-        let Some(rule) = rule else {
-            errors.push(format!("`rule` must not be nil, found at rule {i}"));
-            continue;
-        };
         let (mut tcp_from, mut tcp_to, mut from_exists, mut to_exists) =
             (false, false, false, false);
         for from in &rule.from {
-            let Some(from) = from else {
-                errors.push(format!("`from` must not be nil, found at rule {i}"));
-                continue;
-            };
             let Some(src) = &from.source else {
                 errors.push(format!("`from.source` must not be nil, found at rule {i}"));
                 continue;
@@ -436,10 +424,6 @@ fn authorization_policy(ap: &AuthorizationPolicy, name: &str, namespace: &str) -
             }
         }
         for to in &rule.to {
-            let Some(to) = to else {
-                errors.push(format!("`to` must not be nil, found at rule {i}"));
-                continue;
-            };
             let Some(op) = &to.operation else {
                 errors.push(format!("`to.operation` must not be nil, found at rule {i}"));
                 continue;
@@ -479,7 +463,7 @@ fn authorization_policy(ap: &AuthorizationPolicy, name: &str, namespace: &str) -
                 tcp_to = true;
             }
         }
-        for condition in rule.when.iter().flatten() {
+        for condition in rule.when.iter() {
             let key = &condition.key;
             if key.is_empty() {
                 errors.push("`key` must not be empty".into());

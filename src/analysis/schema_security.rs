@@ -199,12 +199,8 @@ fn jwt_rule(rule: &JwtRule, v: &mut Validation) {
         }
     }
     for header in &rule.from_headers {
-        match header {
-            None => v.error("location header name must be non-null"),
-            Some(h) if h.name.is_empty() => {
-                v.error("location header name must be non-empty string")
-            }
-            Some(_) => {}
+        if header.name.is_empty() {
+            v.error("location header name must be non-empty string");
         }
     }
     for param in &rule.from_params {
@@ -218,10 +214,6 @@ fn jwt_rule(rule: &JwtRule, v: &mut Validation) {
         }
     }
     for claim in &rule.output_claim_to_headers {
-        let Some(claim) = claim else {
-            v.error("outputClaimToHeaders must not be null");
-            continue;
-        };
         if claim.claim.is_empty() || claim.header.is_empty() {
             v.error("outputClaimToHeaders header and claim value must be non-empty string");
             continue;
@@ -252,7 +244,7 @@ fn request_authentication(ra: &RequestAuthentication, spec: &Value) -> Validatio
         &mut v,
     );
     workload_selector(selector, &mut v);
-    for rule in ra.jwt_rules.iter().flatten() {
+    for rule in ra.jwt_rules.iter() {
         jwt_rule(rule, &mut v);
     }
     v
@@ -267,11 +259,8 @@ pub fn request_authentications(input: &Input, out: &mut Vec<Finding>) {
 
 // --- Telemetry -------------------------------------------------------------------------------
 
-fn providers(list: &[Option<ProviderRef>], v: &mut Validation) {
-    if list
-        .iter()
-        .any(|p| p.as_ref().is_none_or(|p| p.name.is_empty()))
-    {
+fn providers(list: &[ProviderRef], v: &mut Validation) {
+    if list.iter().any(|p| p.name.is_empty()) {
         v.error("providers.name may not be empty");
     }
 }
@@ -285,21 +274,13 @@ fn telemetry(t: &Telemetry) -> Validation {
         &mut v,
     );
     workload_selector(t.selector.as_ref(), &mut v);
-    for m in t.metrics.iter().flatten() {
+    for m in t.metrics.iter() {
         providers(&m.providers, &mut v);
         for o in &m.overrides {
-            let Some(o) = o else {
-                v.error("tagOverrides may not be null");
-                continue;
-            };
             for (name, tag) in &o.tag_overrides {
                 if name.is_empty() {
                     v.warn("tagOverrides.name may not be empty");
                 }
-                let Some(tag) = tag else {
-                    v.error("tagOverrides may not be null");
-                    continue;
-                };
                 match tag.operation.as_str() {
                     "" | "UPSERT" if tag.value.is_empty() => {
                         v.error("tagOverrides.value must be set when operation is UPSERT")
@@ -322,7 +303,7 @@ fn telemetry(t: &Telemetry) -> Validation {
     if t.tracing.len() > 1 {
         v.warn("multiple tracing is not currently supported");
     }
-    for tracing in t.tracing.iter().flatten() {
+    for tracing in t.tracing.iter() {
         if tracing.providers.len() > 1 {
             v.warn("multiple providers is not currently supported");
         }
@@ -335,10 +316,6 @@ fn telemetry(t: &Telemetry) -> Validation {
             if name.is_empty() {
                 v.error("tag name may not be empty");
             }
-            let Some(tag) = tag else {
-                v.error(format!("tag '{name}' may not have a nil value"));
-                continue;
-            };
             if tag.literal.as_ref().is_some_and(|l| l.value.is_empty()) {
                 v.error("literal tag value may not be empty");
             } else if tag.header.as_ref().is_some_and(|h| h.name.is_empty()) {
@@ -348,7 +325,7 @@ fn telemetry(t: &Telemetry) -> Validation {
             }
         }
     }
-    for logging in t.access_logging.iter().flatten() {
+    for logging in t.access_logging.iter() {
         providers(&logging.providers, &mut v);
     }
     v
@@ -401,7 +378,7 @@ fn wasm_plugin(w: &WasmPlugin) -> Validation {
     }
     if let Some(vm) = &w.vm_config {
         let mut seen = std::collections::HashSet::new();
-        for env in vm.env.iter().flatten() {
+        for env in vm.env.iter() {
             let e = if env.name.is_empty() {
                 Some("spec.vmConfig.env invalid")
             } else if env.name.len() > 256 {
@@ -420,15 +397,7 @@ fn wasm_plugin(w: &WasmPlugin) -> Validation {
         }
     }
     'matches: for (i, sel) in w.matches.iter().enumerate() {
-        let Some(sel) = sel else {
-            v.error(format!("spec.Match[{i}] is nil"));
-            break;
-        };
         for (j, port) in sel.ports.iter().enumerate() {
-            let Some(port) = port else {
-                v.error(format!("spec.Match[{i}].Ports[{j}] is nil"));
-                break 'matches;
-            };
             if port.number <= 0 || port.number > 65535 {
                 v.error(format!(
                     "spec.Match[{i}].Ports[{j}] is out of range: {}",

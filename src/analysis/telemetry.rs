@@ -35,7 +35,7 @@ pub fn providers(input: &Input, out: &mut Vec<Finding>) {
         return;
     }
     for t in &input.config.telemetries {
-        for logging in t.spec.access_logging.iter().flatten() {
+        for logging in t.spec.access_logging.iter() {
             if logging.disabled == Some(true) {
                 continue;
             }
@@ -136,8 +136,8 @@ pub fn lightstep(input: &Input, out: &mut Vec<Finding>) {
         return;
     }
     for t in &input.config.telemetries {
-        for tracing in t.spec.tracing.iter().flatten() {
-            for p in tracing.providers.iter().flatten() {
+        for tracing in t.spec.tracing.iter() {
+            for p in tracing.providers.iter() {
                 if lightstep.contains(&p.name.as_str()) {
                     out.push(Finding::new(messages::IST0002::message(format!(
                             "The Lightstep provider {} is deprecated, please migrate to OpenTelemetry provider.",

@@ -1,6 +1,7 @@
 //! Formats, pure: YAML/JSON reading that keeps the line of every node, YAML writing, text, durations.
 
 pub mod duration;
+pub mod go_duration;
 pub mod text;
 pub mod yaml;
 pub mod yaml_write;

@@ -256,8 +256,8 @@ fn rule_matches(rule: &AuthorizationRule, peer: &Peer, call: &Call<'_>, deny: bo
         Match::Yes
     } else {
         Match::any(rule.from.iter().map(|f| {
-            f.as_ref()
-                .and_then(|f| f.source.as_ref())
+            f.source
+                .as_ref()
                 .map_or(Match::Yes, |s| source_matches(s, peer))
         }))
     };
@@ -266,14 +266,14 @@ fn rule_matches(rule: &AuthorizationRule, peer: &Peer, call: &Call<'_>, deny: bo
             Match::Yes
         } else {
             Match::any(rule.to.iter().map(|t| {
-                t.as_ref()
-                    .and_then(|t| t.operation.as_ref())
+                t.operation
+                    .as_ref()
                     .map_or(Match::Yes, |o| operation_matches(o, call, deny))
             }))
         }
     })
     .and(|| {
-        rule.when.iter().flatten().fold(Match::Yes, |acc, c| {
+        rule.when.iter().fold(Match::Yes, |acc, c| {
             acc.and(|| condition_matches(c, peer, call, deny))
         })
     })
@@ -282,10 +282,12 @@ fn rule_matches(rule: &AuthorizationRule, peer: &Peer, call: &Call<'_>, deny: bo
 /// Whether a policy matches the request: one of its rules does (no rules: it matches nothing).
 pub fn policy_matches(policy: &AuthorizationPolicy, peer: &Peer, call: &Call<'_>) -> Match {
     let deny = policy.action == "DENY";
-    Match::any(policy.rules.iter().map(|r| match r {
-        Some(rule) => rule_matches(rule, peer, call, deny),
-        None => Match::Yes,
-    }))
+    Match::any(
+        policy
+            .rules
+            .iter()
+            .map(|rule| rule_matches(rule, peer, call, deny)),
+    )
 }
 
 /// A policy's action, `ALLOW` when empty (Istio's default).
@@ -326,8 +328,8 @@ pub fn identity_gate(rule: &AuthorizationRule) -> Vec<&'static str> {
         .from
         .iter()
         .map(|f| {
-            f.as_ref()
-                .and_then(|f| f.source.as_ref())
+            f.source
+                .as_ref()
                 .map(source_identity_fields)
                 .unwrap_or_default()
         })
@@ -339,7 +341,7 @@ pub fn identity_gate(rule: &AuthorizationRule) -> Vec<&'static str> {
             }
         }
     }
-    for c in rule.when.iter().flatten() {
+    for c in rule.when.iter() {
         if let Some(key) = IDENTITY_KEYS.iter().find(|k| **k == c.key)
             && !c.values.is_empty()
         {
@@ -364,11 +366,9 @@ pub fn rule_covers_port(rule: &AuthorizationRule, port: u32) -> bool {
     }
     let port = port.to_string();
     rule.to.iter().any(|t| {
-        t.as_ref()
-            .and_then(|t| t.operation.as_ref())
-            .is_none_or(|o| {
-                (o.ports.is_empty() || o.ports.contains(&port)) && !o.not_ports.contains(&port)
-            })
+        t.operation.as_ref().is_none_or(|o| {
+            (o.ports.is_empty() || o.ports.contains(&port)) && !o.not_ports.contains(&port)
+        })
     })
 }
 
@@ -554,8 +554,7 @@ mod tests {
 
     #[test]
     fn identity_gates_are_the_positive_identity_fields() {
-        let rules =
-            |j: serde_json::Value| policy(j).rules.into_iter().flatten().collect::<Vec<_>>();
+        let rules = |j: serde_json::Value| policy(j).rules;
         let r = rules(
             serde_json::json!({"rules": [{"from": [{"source": {"principals": ["a"]}}, {"source": {"namespaces": ["b"]}}]}]}),
         );

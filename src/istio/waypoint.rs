@@ -296,13 +296,8 @@ pub fn ztunnel_gap(policy: &AuthorizationPolicy) -> Option<String> {
 /// The HTTP attributes a policy's rules use, sorted, each once.
 pub fn http_attributes(policy: &AuthorizationPolicy) -> Vec<String> {
     let mut found = std::collections::BTreeSet::new();
-    for rule in policy.rules.iter().flatten() {
-        for op in rule
-            .to
-            .iter()
-            .flatten()
-            .filter_map(|t| t.operation.as_ref())
-        {
+    for rule in policy.rules.iter() {
+        for op in rule.to.iter().filter_map(|t| t.operation.as_ref()) {
             for (name, v) in [
                 ("hosts", &op.hosts),
                 ("notHosts", &op.not_hosts),
@@ -316,7 +311,7 @@ pub fn http_attributes(policy: &AuthorizationPolicy) -> Vec<String> {
                 }
             }
         }
-        for s in rule.from.iter().flatten().filter_map(|f| f.source.as_ref()) {
+        for s in rule.from.iter().filter_map(|f| f.source.as_ref()) {
             for (name, v) in [
                 ("requestPrincipals", &s.request_principals),
                 ("notRequestPrincipals", &s.not_request_principals),
@@ -328,7 +323,7 @@ pub fn http_attributes(policy: &AuthorizationPolicy) -> Vec<String> {
                 }
             }
         }
-        for when in rule.when.iter().flatten() {
+        for when in rule.when.iter() {
             if !L4_WHEN_KEYS.contains(&when.key.as_str()) {
                 found.insert(when.key.clone());
             }

@@ -10,8 +10,9 @@
 //! `oneOf` (none or two or more alternatives valid) and `anyOf` (none valid), each with the
 //! errors of the alternative that came closest, the string `format`s and the duplicates of
 //! `set` and `map` lists ([`super::openapi_rules`]), on the object with its defaults filled in
-//! first, as the API server validates it. Not checked: the CEL rules
-//! (`x-kubernetes-validations`), counted by [`cel_rules`]. Pure: the schema files are compiled
+//! first, as the API server validates it, then, when none of these errors stops them, the CEL
+//! rules (`x-kubernetes-validations`, [`super::openapi_cel`]), listed with what is done with
+//! each by [`cel_rules`]. Pure: the schema files are compiled
 //! in.
 
 use std::collections::HashMap;
@@ -63,21 +64,35 @@ pub fn schema_of(api_version: &str, kind: &str) -> Option<&'static Value> {
     catalog().kinds.get(&format!("{api_version}/{kind}"))
 }
 
-/// The CEL rules (`x-kubernetes-validations`) of every compiled-in kind, which are not
-/// evaluated: (`group/version/Kind`, the rule's message or, without one, the rule).
-pub fn cel_rules() -> Vec<(String, String)> {
-    fn walk(node: &Value, kind: &str, out: &mut Vec<(String, String)>) {
+/// One CEL rule of a compiled-in kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CelRule {
+    /// `group/version/Kind`.
+    pub kind: String,
+    /// The rule's message or, without one, the rule.
+    pub text: String,
+    pub status: super::openapi_cel::Status,
+}
+
+/// The CEL rules (`x-kubernetes-validations`) of every compiled-in kind, with what
+/// `crd-schemas` does with each.
+pub fn cel_rules() -> Vec<CelRule> {
+    fn walk(node: &Value, kind: &str, out: &mut Vec<CelRule>) {
         match node {
             Value::Object(map) => {
                 for (key, value) in map {
                     if key == "x-kubernetes-validations" {
                         for rule in value.as_array().into_iter().flatten() {
+                            let source = rule.get("rule").and_then(Value::as_str).unwrap_or("");
                             let text = rule
                                 .get("message")
-                                .or_else(|| rule.get("rule"))
                                 .and_then(Value::as_str)
-                                .unwrap_or("");
-                            out.push((kind.to_string(), text.to_string()));
+                                .unwrap_or(source);
+                            out.push(CelRule {
+                                kind: kind.to_string(),
+                                text: text.to_string(),
+                                status: super::openapi_cel::status(source),
+                            });
                         }
                     } else {
                         walk(value, kind, out);
@@ -97,36 +112,7 @@ pub fn cel_rules() -> Vec<(String, String)> {
     out
 }
 
-/// One step of a field path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// A field path as the API server prints it: `spec.http[0].timeout`.
-pub fn path_text(path: &[Step]) -> String {
-    let mut out = String::new();
-    for step in path {
-        match step {
-            Step::Key(k) => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(k);
-            }
-            Step::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-/// One schema error: the path of the field and the API server's message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SchemaError {
-    pub path: Vec<Step>,
-    pub message: String,
-}
+pub use super::field_path::{SchemaError, Step, path_text};
 
 /// The errors of an object's `spec` against its kind's schema. Unknown fields come alone, as
 /// the API server refuses the object on decoding, before it validates anything else.
@@ -143,10 +129,41 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
     let mut out = Vec::new();
     if !spec.is_null() {
         let mut defaulted = spec.clone();
+        drop_null_fields(&mut defaulted);
         fill_defaults(spec_schema, &mut defaulted);
         check(spec_schema, &defaulted, &path, &mut out);
+        // The CEL rules run only when no error "blocks" them (apiextensions'
+        // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
+        // too long, too many); the API server then says only that some were not checked.
+        if !out.iter().any(blocks_cel) {
+            super::openapi_cel::validate(spec_schema, &defaulted, &path, &mut out);
+        }
     }
     out
+}
+
+/// True for the errors after which the API server does not run the CEL rules.
+fn blocks_cel(error: &SchemaError) -> bool {
+    let m = &error.message;
+    m.contains(": Required value")
+        || m.contains(": Unsupported value: ")
+        || m.contains(": Too long: ")
+        || m.contains(": Too many: ")
+        || m.contains(" in body must be of type ")
+}
+
+/// A field or map entry whose value is `null` is left out of what `kubectl apply` sends
+/// (measured: `portLevelMtls: {"8080": null}` is an empty map to the API server), at every
+/// level; a `null` list item stays, and the schema says whether it may.
+fn drop_null_fields(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_null_fields);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_null_fields),
+        _ => {}
+    }
 }
 
 /// The API server's structural defaulting: an absent property with a `default` gets it, at
@@ -264,8 +281,18 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
         })
     };
     if value.is_null() {
-        // A null is dropped for a field that is not nullable, never refused (measured on
-        // no case that refuses it): said as nothing rather than guessed.
+        // Only a list item can be null here (fields and map entries that are null are not
+        // sent): refused unless the schema makes it nullable, as any value of the wrong type.
+        let nullable = schema.get("nullable") == Some(&Value::Bool(true))
+            || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+        if let Some(expected) = schema.get("type").and_then(Value::as_str)
+            && !nullable
+            && matches!(path.last(), Some(Step::Index(_)))
+        {
+            push(format!(
+                "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
+            ));
+        }
         return;
     }
     let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
@@ -453,6 +480,16 @@ fn object_rules(
             message: format!("{at}: Too many: {n}: must have at most {max} items"),
         });
     }
+    if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+        && n < min
+    {
+        out.push(SchemaError {
+            path: path.to_vec(),
+            message: format!(
+                "{at}: Invalid value: {n}: {at} in body should have at least {min} properties"
+            ),
+        });
+    }
     let additional = schema.get("additionalProperties").filter(|a| a.is_object());
     for (key, v) in map {
         let sub = properties.and_then(|p| p.get(key)).or(additional);
@@ -582,6 +619,29 @@ mod tests {
     }
 
     #[test]
+    fn every_cel_rule_is_evaluated_but_the_transition_rule() {
+        use super::super::openapi_cel::Status;
+        let rules = cel_rules();
+        let not_checked: Vec<&CelRule> = rules
+            .iter()
+            .filter(|r| matches!(r.status, Status::NotChecked(_)))
+            .collect();
+        assert!(not_checked.is_empty(), "{not_checked:#?}");
+        let transition: Vec<&str> = rules
+            .iter()
+            .filter(|r| r.status == Status::Transition)
+            .map(|r| r.kind.as_str())
+            .collect();
+        assert_eq!(
+            transition,
+            [
+                "gateway.networking.k8s.io/v1/GatewayClass",
+                "gateway.networking.k8s.io/v1beta1/GatewayClass"
+            ]
+        );
+    }
+
+    #[test]
     fn a_destination_rule_with_the_api_servers_messages() {
         let got = errors(
             "networking.istio.io/v1",
@@ -606,6 +666,55 @@ mod tests {
                 json!({"trafficPolicy": {}})
             ),
             ["spec.host: Required value"]
+        );
+    }
+
+    #[test]
+    fn null_list_items_are_refused_null_fields_are_not_sent() {
+        assert_eq!(
+            errors(
+                "security.istio.io/v1",
+                "AuthorizationPolicy",
+                json!({"action": null, "rules": [null, {}]})
+            ),
+            [
+                "spec.rules[0]: Invalid value: \"null\": spec.rules[0] in body must be of type object: \"null\""
+            ]
+        );
+        assert_eq!(
+            errors(
+                "security.istio.io/v1",
+                "PeerAuthentication",
+                json!({"selector": {"matchLabels": {"app": "web"}}, "portLevelMtls": {"8080": null}})
+            ),
+            [
+                "spec.portLevelMtls: Invalid value: 0: spec.portLevelMtls in body should have at least 1 properties"
+            ]
+        );
+    }
+
+    #[test]
+    fn cel_rules_run_unless_an_error_blocks_them() {
+        let dr = |policy: Value| {
+            errors(
+                "networking.istio.io/v1",
+                "DestinationRule",
+                json!({"host": "reviews", "trafficPolicy": policy}),
+            )
+        };
+        assert_eq!(
+            dr(json!({"outlierDetection": {"interval": "0s", "consecutive5xxErrors": -1}})),
+            [
+                "spec.trafficPolicy.outlierDetection.consecutive5xxErrors: Invalid value: -1: spec.trafficPolicy.outlierDetection.consecutive5xxErrors in body should be greater than or equal to 0",
+                "spec.trafficPolicy.outlierDetection.interval: Invalid value: \"string\": must be a valid duration greater than 1ms",
+            ]
+        );
+        // A value outside an enum blocks them (the API server says only that some rules were
+        // not checked).
+        assert_eq!(
+            dr(json!({"outlierDetection": {"interval": "0s"}, "loadBalancer": {"simple": "FOO"}}))
+                .len(),
+            1
         );
     }
 

@@ -117,24 +117,48 @@ fn nothing_to_analyse(paths: &[PathBuf], recursive: bool, stats: &files::LoadSta
     Error::Data(format!("nothing to analyse in {inputs}: {why}"))
 }
 
-/// The schemas `crd-schemas` checks, and each CEL rule of theirs it does not evaluate, with
-/// the kinds that carry it.
+/// The schemas `crd-schemas` checks, how many of their CEL rules it evaluates, and each rule it
+/// does not evaluate, with the kinds that carry it.
 fn crd_schema_notes() -> String {
     use crate::kube::openapi;
-    let mut rules: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-        std::collections::BTreeMap::new();
-    for (kind, rule) in openapi::cel_rules() {
-        let kind = kind.rsplit('/').next().unwrap_or("").to_string();
-        rules.entry(rule).or_default().insert(kind);
+    use crate::kube::openapi_cel::Status;
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut checked = BTreeSet::new();
+    let mut other: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut transition: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for rule in openapi::cel_rules() {
+        let kind = rule.kind.rsplit('/').next().unwrap_or("").to_string();
+        match rule.status {
+            Status::Checked => {
+                checked.insert(rule.text);
+            }
+            Status::Transition => {
+                transition.entry(rule.text).or_default().insert(kind);
+            }
+            Status::NotChecked(why) => {
+                other.entry((rule.text, why)).or_default().insert(kind);
+            }
+        }
     }
+    let list = |kinds: BTreeSet<String>| kinds.into_iter().collect::<Vec<_>>().join(", ");
     let mut out = format!("    schemas: {}\n", openapi::RELEASES.join(", "));
     out.push_str(&format!(
-        "    not checked: the {} CEL rules (x-kubernetes-validations) of these CRDs:\n",
-        rules.len()
+        "    CEL rules (x-kubernetes-validations): {} evaluated, {} not checked, {} transition rule(s) the API server does not run on a create\n",
+        checked.len(),
+        other.len(),
+        transition.len()
     ));
-    for (rule, kinds) in rules {
-        let kinds: Vec<String> = kinds.into_iter().collect();
-        out.push_str(&format!("      - {rule} ({})\n", kinds.join(", ")));
+    for ((rule, why), kinds) in other {
+        out.push_str(&format!(
+            "      - not checked: {rule} ({}): {why}\n",
+            list(kinds)
+        ));
+    }
+    for (rule, kinds) in transition {
+        out.push_str(&format!(
+            "      - not run on a create: {rule} ({})\n",
+            list(kinds)
+        ));
     }
     out
 }

@@ -2,6 +2,7 @@
 //! typed specs ([`types`]), the snapshot's config objects read into those types once
 //! ([`Config::of`]), and the host rules the analyzers share ([`host`]).
 
+pub mod durations;
 pub mod gateway_api;
 pub mod host;
 pub mod security;
@@ -133,6 +134,11 @@ impl<'a> Config<'a> {
                 if let Err(reason) = config.add_gateway_api(resource) {
                     config.invalid.push((resource, reason));
                 }
+                continue;
+            }
+            // A Duration Go cannot read makes the whole object unreadable, as to istioctl.
+            if let Some(reason) = durations::refused(kind, &resource.object.spec) {
+                config.invalid.push((resource, reason));
                 continue;
             }
             let result = match kind {

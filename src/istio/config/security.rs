@@ -18,11 +18,13 @@ pub struct AuthorizationPolicy {
     /// `None` when absent: the policy applies to the whole namespace (or mesh).
     pub selector: Option<MatchLabels>,
     pub target_ref: Option<PolicyTargetRef>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub target_refs: Vec<PolicyTargetRef>,
     /// `ALLOW` (the default when empty), `DENY`, `AUDIT` or `CUSTOM`.
     pub action: String,
     pub provider: Option<ExtensionProvider>,
-    pub rules: Vec<Option<AuthorizationRule>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub rules: Vec<AuthorizationRule>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -34,9 +36,12 @@ pub struct ExtensionProvider {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AuthorizationRule {
-    pub from: Vec<Option<RuleFrom>>,
-    pub to: Vec<Option<RuleTo>>,
-    pub when: Vec<Option<Condition>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub from: Vec<RuleFrom>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub to: Vec<RuleTo>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub when: Vec<Condition>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -48,19 +53,33 @@ pub struct RuleFrom {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Source {
+    #[serde(deserialize_with = "super::zero::list")]
     pub principals: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_principals: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub request_principals: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_request_principals: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub namespaces: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_namespaces: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub service_accounts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_service_accounts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub trust_domains: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_trust_domains: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub ip_blocks: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_ip_blocks: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub remote_ip_blocks: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_remote_ip_blocks: Vec<String>,
 }
 
@@ -73,13 +92,21 @@ pub struct RuleTo {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Operation {
+    #[serde(deserialize_with = "super::zero::list")]
     pub hosts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_hosts: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub ports: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_ports: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub methods: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_methods: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub paths: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_paths: Vec<String>,
 }
 
@@ -87,7 +114,9 @@ pub struct Operation {
 #[serde(default, rename_all = "camelCase")]
 pub struct Condition {
     pub key: String,
+    #[serde(deserialize_with = "super::zero::list")]
     pub values: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub not_values: Vec<String>,
 }
 
@@ -97,6 +126,7 @@ pub struct PeerAuthentication {
     pub selector: Option<MatchLabels>,
     pub mtls: Option<Mtls>,
     /// Port number (a string key in JSON) -> mTLS mode.
+    #[serde(deserialize_with = "super::zero::map")]
     pub port_level_mtls: BTreeMap<String, Value>,
 }
 
@@ -111,8 +141,10 @@ pub struct Mtls {
 pub struct RequestAuthentication {
     pub selector: MatchLabels,
     pub target_ref: Option<PolicyTargetRef>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub target_refs: Vec<PolicyTargetRef>,
-    pub jwt_rules: Vec<Option<JwtRule>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub jwt_rules: Vec<JwtRule>,
 }
 
 /// One `jwtRules` entry of a RequestAuthentication.
@@ -120,13 +152,18 @@ pub struct RequestAuthentication {
 #[serde(default, rename_all = "camelCase")]
 pub struct JwtRule {
     pub issuer: String,
+    #[serde(deserialize_with = "super::zero::list")]
     pub audiences: Vec<String>,
     pub jwks_uri: String,
     pub jwks: String,
-    pub from_headers: Vec<Option<JwtHeader>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub from_headers: Vec<JwtHeader>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub from_params: Vec<String>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub from_cookies: Vec<String>,
-    pub output_claim_to_headers: Vec<Option<ClaimToHeader>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub output_claim_to_headers: Vec<ClaimToHeader>,
     pub timeout: Option<String>,
 }
 

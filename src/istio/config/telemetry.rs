@@ -15,10 +15,14 @@ pub struct Telemetry {
     /// `None` when absent: the Telemetry applies to the whole namespace.
     pub selector: Option<MatchLabels>,
     pub target_ref: Option<PolicyTargetRef>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub target_refs: Vec<PolicyTargetRef>,
-    pub tracing: Vec<Option<Tracing>>,
-    pub metrics: Vec<Option<Metrics>>,
-    pub access_logging: Vec<Option<AccessLogging>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub tracing: Vec<Tracing>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub metrics: Vec<Metrics>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub access_logging: Vec<AccessLogging>,
 }
 
 /// `providers[]` entry; `None` for a null entry.
@@ -31,9 +35,11 @@ pub struct ProviderRef {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Tracing {
-    pub providers: Vec<Option<ProviderRef>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub providers: Vec<ProviderRef>,
     pub random_sampling_percentage: Option<f64>,
-    pub custom_tags: BTreeMap<String, Option<CustomTag>>,
+    #[serde(deserialize_with = "super::zero::map")]
+    pub custom_tags: BTreeMap<String, CustomTag>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -55,8 +61,10 @@ pub struct NamedValue {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Metrics {
-    pub providers: Vec<Option<ProviderRef>>,
-    pub overrides: Vec<Option<MetricsOverride>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub providers: Vec<ProviderRef>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub overrides: Vec<MetricsOverride>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -64,7 +72,8 @@ pub struct Metrics {
 pub struct MetricsOverride {
     #[serde(rename = "match")]
     pub matches: Option<MetricSelector>,
-    pub tag_overrides: BTreeMap<String, Option<TagOverride>>,
+    #[serde(deserialize_with = "super::zero::map")]
+    pub tag_overrides: BTreeMap<String, TagOverride>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -85,7 +94,8 @@ pub struct TagOverride {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct AccessLogging {
-    pub providers: Vec<Option<ProviderRef>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub providers: Vec<ProviderRef>,
     pub disabled: Option<bool>,
     pub filter: Option<AccessLogFilter>,
 }
@@ -101,6 +111,7 @@ pub struct AccessLogFilter {
 pub struct WasmPlugin {
     pub selector: Option<MatchLabels>,
     pub target_ref: Option<PolicyTargetRef>,
+    #[serde(deserialize_with = "super::zero::list")]
     pub target_refs: Vec<PolicyTargetRef>,
     pub url: String,
     pub sha256: String,
@@ -108,13 +119,15 @@ pub struct WasmPlugin {
     pub plugin_name: String,
     pub vm_config: Option<VmConfig>,
     #[serde(rename = "match")]
-    pub matches: Vec<Option<WasmTrafficSelector>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub matches: Vec<WasmTrafficSelector>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct VmConfig {
-    pub env: Vec<Option<EnvVar>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub env: Vec<EnvVar>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -130,7 +143,8 @@ pub struct EnvVar {
 #[serde(default, rename_all = "camelCase")]
 pub struct WasmTrafficSelector {
     pub mode: String,
-    pub ports: Vec<Option<WasmPort>>,
+    #[serde(deserialize_with = "super::zero::list")]
+    pub ports: Vec<WasmPort>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

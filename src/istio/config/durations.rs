@@ -1,0 +1,150 @@
+//! The `google.protobuf.Duration` fields of Istio's kinds (istio/api 1.31), which Istio's reader
+//! decodes with Go's `time.ParseDuration`: a text Go refuses (`1e3s`, `5parsecs`, `10`) makes
+//! the whole object unreadable to istioctl (`bad Duration: time: unknown unit "e" in duration
+//! "1e3s"`) and to istiod, even where the CRD's schema accepts the string (`httpCookie.ttl`,
+//! `retryBudget.budgetInterval` have no CEL rule). Pure.
+
+use serde_json::Value;
+
+use crate::formats::go_duration::go_parse_duration;
+
+/// A connection pool's durations (`ConnectionPoolSettings`).
+const POOL: &[&str] = &[
+    "tcp.connectTimeout",
+    "tcp.maxConnectionDuration",
+    "tcp.idleTimeout",
+    "tcp.tcpKeepalive.time",
+    "tcp.tcpKeepalive.interval",
+    "http.idleTimeout",
+    "http.http2KeepAlive.interval",
+    "http.http2KeepAlive.timeout",
+];
+
+/// A port traffic policy's durations, below its connection pool (`PortTrafficPolicy`, and
+/// `TrafficPolicy` beside its retry budget).
+const PORT_POLICY: &[&str] = &[
+    "loadBalancer.warmupDurationSecs",
+    "loadBalancer.warmup.duration",
+    "loadBalancer.consistentHash.httpCookie.ttl",
+    "outlierDetection.interval",
+    "outlierDetection.baseEjectionTime",
+];
+
+const VIRTUAL_SERVICE: &[&str] = &[
+    "http[].timeout",
+    "http[].retries.perTryTimeout",
+    "http[].retries.backoff",
+    "http[].corsPolicy.maxAge",
+    "http[].fault.delay.fixedDelay",
+    "http[].fault.delay.exponentialDelay",
+];
+
+/// The paths (from the spec) of a kind's Duration fields.
+fn paths(kind: &str) -> Vec<String> {
+    let policy = |prefix: &str, out: &mut Vec<String>| {
+        for p in PORT_POLICY {
+            out.push(format!("{prefix}{p}"));
+        }
+        for p in POOL {
+            out.push(format!("{prefix}connectionPool.{p}"));
+        }
+    };
+    let mut out = Vec::new();
+    match kind {
+        "VirtualService" => out.extend(VIRTUAL_SERVICE.iter().map(|p| p.to_string())),
+        "DestinationRule" => {
+            for at in ["trafficPolicy.", "subsets[].trafficPolicy."] {
+                policy(at, &mut out);
+                policy(&format!("{at}portLevelSettings[]."), &mut out);
+                out.push(format!("{at}retryBudget.budgetInterval"));
+            }
+        }
+        "Sidecar" => {
+            for at in ["inboundConnectionPool.", "ingress[].connectionPool."] {
+                out.extend(POOL.iter().map(|p| format!("{at}{p}")));
+            }
+        }
+        "Telemetry" => out.push("metrics[].reportingInterval".into()),
+        "RequestAuthentication" => out.push("jwtRules[].timeout".into()),
+        _ => {}
+    }
+    out
+}
+
+/// A field name as protobuf's JSON names it from its camel-case name (`perTryTimeout` is
+/// `per_try_timeout`): Istio's reader takes both.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first Duration of the spec that Go's `time.ParseDuration` refuses, as Istio's reader
+/// says it (`bad Duration: time: ...`).
+pub fn refused(kind: &str, spec: &Value) -> Option<String> {
+    fn walk(node: &Value, steps: &[&str]) -> Option<String> {
+        let Some((step, rest)) = steps.split_first() else {
+            return match node {
+                Value::String(s) => go_parse_duration(s)
+                    .err()
+                    .map(|e| format!("bad Duration: {e}")),
+                _ => None,
+            };
+        };
+        let (name, list) = match step.strip_suffix("[]") {
+            Some(n) => (n, true),
+            None => (*step, false),
+        };
+        let object = node.as_object()?;
+        let child = object.get(name).or_else(|| object.get(&snake(name)))?;
+        if list {
+            child.as_array()?.iter().find_map(|item| walk(item, rest))
+        } else {
+            walk(child, rest)
+        }
+    }
+    paths(kind).iter().find_map(|path| {
+        let steps: Vec<&str> = path.split('.').collect();
+        walk(spec, &steps)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn durations_go_refuses() {
+        assert_eq!(
+            refused(
+                "VirtualService",
+                &json!({"http": [{"timeout": "5s"}, {"retries": {"per_try_timeout": "1e3s"}}]})
+            ),
+            Some(r#"bad Duration: time: unknown unit "e" in duration "1e3s""#.into())
+        );
+        assert_eq!(
+            refused(
+                "DestinationRule",
+                &json!({"subsets": [{"trafficPolicy": {"portLevelSettings": [{"loadBalancer":
+                    {"consistentHash": {"httpCookie": {"ttl": "10"}}}}]}}]})
+            ),
+            Some(r#"bad Duration: time: missing unit in duration "10""#.into())
+        );
+        assert_eq!(
+            refused(
+                "Sidecar",
+                &json!({"inboundConnectionPool": {"http": {"idleTimeout": "1h"}}})
+            ),
+            None
+        );
+        assert_eq!(refused("Gateway", &json!({"timeout": "x"})), None);
+    }
+}
