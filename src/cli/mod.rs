@@ -363,6 +363,34 @@ mod tests {
         assert!(notes.is_empty());
     }
 
+    #[test]
+    fn chunk_size_defaults_and_the_command_s_own_wins() {
+        let common = CommonArgs {
+            color: Color::Auto,
+            verbose: 0,
+        };
+        let none = KubeArgs::default();
+        assert_eq!(
+            resolve(&common, &none, None).connection.chunk_size,
+            crate::source::cluster::DEFAULT_CHUNK_SIZE
+        );
+        let before = KubeArgs {
+            chunk_size: Some(100),
+            ..KubeArgs::default()
+        };
+        let after = KubeArgs {
+            chunk_size: Some(0),
+            ..KubeArgs::default()
+        };
+        assert_eq!(resolve(&common, &before, None).connection.chunk_size, 100);
+        assert_eq!(
+            resolve(&common, &before, Some(&after))
+                .connection
+                .chunk_size,
+            0
+        );
+    }
+
     /// Every command's help, for the vocabulary checks below.
     fn all_commands() -> Vec<clap::Command> {
         fn walk(cmd: &clap::Command, out: &mut Vec<clap::Command>) {
