@@ -79,7 +79,7 @@ raw() {
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 read -r ours_wall ours_cpu ours_rss <<<"$(measure "$bin" analyze -A -o json)"
 read -r raw_whole whole_requests raw_bytes <<<"$(raw whole)"
-read -r raw_pages pages_requests _ <<<"$(raw pages 500)"
+read -r raw_pages pages_requests _ <<<"$(raw pages 2000)"
 read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -o json)"
 load_end=$(cut -d' ' -f1 /proc/loadavg)
 # The request timeline of one run (-vv): from the first request to the last page listed.
@@ -107,7 +107,7 @@ report=$(cat <<MD
 | \`kubectl mesh-doctor analyze -A -o json\` | $runs | ${ours_wall} s | ${ours_cpu} s | $((ours_rss / 1024)) MiB | $ours_findings |
 | \`istioctl analyze -A -o json\` ($(basename "$istioctl")) | $runs | ${theirs_wall} s | ${theirs_cpu} s | $((theirs_rss / 1024)) MiB | $theirs_findings |
 | the same $n_paths lists as mesh-doctor's, raw and all in parallel, one request each (\`bench/raw_lists.py whole\`: $whole_requests requests, $((raw_bytes / 1048576)) MiB, no decoding) | $runs | ${raw_whole} s | | | |
-| the same, in pages of 500 as mesh-doctor asks for them (\`bench/raw_lists.py pages 500\`: $pages_requests requests) | $runs | ${raw_pages} s | | | |
+| the same, in pages of 2,000 as mesh-doctor asks for them by default (\`bench/raw_lists.py pages 2000\`: $pages_requests requests) | $runs | ${raw_pages} s | | | |
 
 mesh-doctor / raw parallel lists wall time: **$ratio_raw** (issue 28's target: 1.2). In one \`-vv\` run,
 its reads took ${read_span} s from the first request to the last page (the request timeline:

@@ -68,8 +68,9 @@ def main():
                 return
             if not limit:
                 return
-            # The list's metadata comes first: its continue token is in the first bytes.
-            m = CONTINUE.search(body[:4096])
+            # The list's metadata holds its continue token: first in the lists of built-in
+            # kinds, last in those of custom resources (their keys come sorted).
+            m = CONTINUE.search(body[:4096]) or CONTINUE.search(body[-4096:])
             token_next = m.group(1).decode() if m and m.group(1) else None
             if not token_next:
                 return
