@@ -14,7 +14,7 @@ use crate::error::Error;
 
 /// `--chunk-size`'s default: objects per list request. kubectl asks for 500; on the benchmark
 /// cluster (5,000 Pods, 5,000 Services, 2,000 of each Istio kind) 2,000 reads in a third less
-/// time for 1 % more memory (docs/performance.md).
+/// time for 1 % more memory (docs/performance.md, after the live benchmark).
 pub const DEFAULT_CHUNK_SIZE: u32 = 2000;
 
 /// `Pod` for `k8s_openapi::api::core::v1::Pod`: the kind a page holds, for the timeline.
