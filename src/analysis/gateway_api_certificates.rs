@@ -21,7 +21,7 @@
 
 use super::Input;
 use super::certificates::{Judge, Part};
-use super::gateway_api_client_ca::{ClientCa, client_ca};
+use super::gateway_api_client_ca::{ClientCa, client_ca, find_secret};
 use crate::findings::messages::{self, MD0421, MD0422, MD0423, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::gateway_api::{
@@ -30,7 +30,7 @@ use crate::istio::config::gateway_api::{
 };
 use crate::istio::config::{GatewayClass, Typed};
 use crate::istio::credentials;
-use crate::kube::snapshot::{Located, Object, SecretKeys};
+use crate::kube::snapshot::{Located, SecretKeys};
 
 /// The codes of the analyzer.
 pub const CODES: &[&MessageType] = &[
@@ -56,14 +56,6 @@ fn refusal(reason: &str, message: String) -> Refusal {
         reason: reason.to_string(),
         message,
     }
-}
-
-fn find_secret<'s>(input: &Input<'s>, ns: &str, name: &str) -> Option<&'s Located<SecretKeys>> {
-    input
-        .snapshot
-        .secrets
-        .iter()
-        .find(|s| s.object.namespace().unwrap_or("") == ns && s.object.name() == name)
 }
 
 /// True when a ReferenceGrant in `secret_ns` lets the Gateways of `gateway_ns` use the Secret.

@@ -58,7 +58,12 @@ pub enum ClientCa<'s> {
     },
 }
 
-fn find_secret<'s>(input: &Input<'s>, ns: &str, name: &str) -> Option<&'s Located<SecretKeys>> {
+/// The Secret `ns/name` of the snapshot (only the public keys a Gateway names are kept).
+pub(super) fn find_secret<'s>(
+    input: &Input<'s>,
+    ns: &str,
+    name: &str,
+) -> Option<&'s Located<SecretKeys>> {
     input
         .snapshot
         .secrets

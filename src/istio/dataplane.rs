@@ -169,17 +169,22 @@ pub struct Backend<'s> {
     pub replicas: Option<i32>,
 }
 
+/// A Service's namespace and its non-empty selector (`None`: it selects no pods).
+fn service_selector(svc: &Located<Service>) -> Option<(&str, &BTreeMap<String, String>)> {
+    let selector = svc
+        .object
+        .spec
+        .as_ref()?
+        .selector
+        .as_ref()
+        .filter(|s| !s.is_empty())?;
+    Some((svc.object.namespace().unwrap_or(""), selector))
+}
+
 /// The pod templates (workloads first: that is what a person changes) and the pods a Service's
 /// selector picks, in its namespace.
 pub fn service_backends<'s>(snapshot: &'s Snapshot, svc: &Located<Service>) -> Vec<Backend<'s>> {
-    let ns = svc.object.namespace().unwrap_or("");
-    let Some(selector) = svc
-        .object
-        .spec
-        .as_ref()
-        .and_then(|s| s.selector.as_ref())
-        .filter(|s| !s.is_empty())
-    else {
+    let Some((ns, selector)) = service_selector(svc) else {
         return Vec::new();
     };
     selected_backends(snapshot, ns, Some(selector))
@@ -319,14 +324,7 @@ impl<'s> BackendIndex<'s> {
 
     /// [`service_backends`] from the index.
     pub fn of_service(&self, svc: &Located<Service>) -> Vec<Backend<'s>> {
-        let ns = svc.object.namespace().unwrap_or("");
-        let Some(selector) = svc
-            .object
-            .spec
-            .as_ref()
-            .and_then(|s| s.selector.as_ref())
-            .filter(|s| !s.is_empty())
-        else {
+        let Some((ns, selector)) = service_selector(svc) else {
             return Vec::new();
         };
         self.by_namespace

@@ -7,7 +7,6 @@
 //! [`Fault::NotChecked`]: the rule is then not said, never guessed. Pure.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
@@ -631,19 +630,9 @@ fn substring(s: &str, start: i64, end: Option<i64>) -> Result<String> {
 /// RE2's `MatchString` through Rust's `regex` (the same syntax for what the rules use); a
 /// pattern it does not compile is not judged.
 fn matches(s: &str, pattern: &str) -> Result<bool> {
-    thread_local! {
-        static CACHE: std::cell::RefCell<HashMap<String, Option<regex::Regex>>> =
-            std::cell::RefCell::new(HashMap::new());
-    }
-    CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let re = cache
-            .entry(pattern.to_string())
-            .or_insert_with(|| regex::Regex::new(pattern).ok());
-        match re {
-            Some(re) => Ok(re.is_match(s)),
-            None => not_checked(format!("the pattern {pattern:?}")),
-        }
+    super::patterns::with_regex(pattern, |re| match re {
+        Some(re) => Ok(re.is_match(s)),
+        None => not_checked(format!("the pattern {pattern:?}")),
     })
 }
 

@@ -14,5 +14,6 @@ pub mod object_rules;
 pub mod openapi;
 pub mod openapi_cel;
 pub mod openapi_rules;
+pub mod patterns;
 pub mod selector;
 pub mod snapshot;

@@ -537,17 +537,7 @@ fn string_rules(schema: &Value, s: &str, at: &str, push: &mut impl FnMut(String)
 /// Go's RE2 `MatchString` with Rust's `regex` (the same syntax for what the CRDs use); a
 /// pattern that does not compile here is taken as matched (never a false rejection).
 fn matches_pattern(pattern: &str, s: &str) -> bool {
-    thread_local! {
-        static CACHE: std::cell::RefCell<HashMap<String, Option<regex::Regex>>> =
-            std::cell::RefCell::new(HashMap::new());
-    }
-    CACHE.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let re = cache
-            .entry(pattern.to_string())
-            .or_insert_with(|| regex::Regex::new(pattern).ok());
-        re.as_ref().is_none_or(|re| re.is_match(s))
-    })
+    super::patterns::with_regex(pattern, |re| re.is_none_or(|re| re.is_match(s)))
 }
 
 fn number_rules(schema: &Value, n: &serde_json::Number, at: &str, push: &mut impl FnMut(String)) {

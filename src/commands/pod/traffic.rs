@@ -37,10 +37,6 @@ pub const ANALYZERS: &[&str] = &[
 /// The analyzer whose namespace-wide and Gateway findings `pod` adds (its per-pod ones, MD0412
 /// and MD0413, the pod's diagnosis gives itself).
 pub const AMBIENT_ANALYZER: &str = "ambient-l7";
-/// Of [`AMBIENT_ANALYZER`]'s codes, those kept: a namespace-wide object no proxy of the pod's
-/// ambient namespace applies (MD0420), a policy attached to the pod's Gateway or waypoint that
-/// applies nothing (MD0115).
-const AMBIENT_CODES: &[&str] = &["MD0420", "MD0115"];
 
 /// Everything that decides how traffic reaches the pod.
 #[derive(Debug, Default, Serialize)]
@@ -726,12 +722,20 @@ fn findings(snapshot: &Snapshot, pod: &Pod, view: &Traffic) -> Vec<Finding> {
         .flatten()
         .map(|o| o.name.clone())
         .collect();
-    let report = analysis::run(
-        snapshot,
-        &ANALYZERS.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-    );
-    let mut found: Vec<Finding> = report
+    let gateways = gateways_of_pod(snapshot, pod);
+    let mut names: Vec<String> = ANALYZERS.iter().map(|a| a.to_string()).collect();
+    if !view.sidecar || !gateways.is_empty() {
+        names.push(AMBIENT_ANALYZER.to_string());
+    }
+    let (ambient, coherence): (Vec<Finding>, Vec<Finding>) = analysis::run(snapshot, &names)
         .findings
+        .into_iter()
+        .partition(|f| {
+            analysis::ambient_l7::CODES
+                .iter()
+                .any(|c| c.code == f.code())
+        });
+    let mut found: Vec<Finding> = coherence
         .into_iter()
         .filter(|f| {
             f.resource.as_ref().is_some_and(|r| {
@@ -745,7 +749,11 @@ fn findings(snapshot: &Snapshot, pod: &Pod, view: &Traffic) -> Vec<Finding> {
             })
         })
         .collect();
-    found.extend(ambient_findings(snapshot, pod, view));
+    found.extend(
+        ambient
+            .into_iter()
+            .filter(|f| ambient_concerns_pod(f, ns, &gateways, view)),
+    );
     found
 }
 
@@ -780,30 +788,20 @@ fn gateways_of_pod(snapshot: &Snapshot, pod: &Pod) -> Vec<String> {
     out
 }
 
-/// [`AMBIENT_CODES`] of [`AMBIENT_ANALYZER`] that concern the pod: MD0420 about its namespace
-/// when it has no sidecar, MD0115 about a Gateway of [`gateways_of_pod`].
-fn ambient_findings(snapshot: &Snapshot, pod: &Pod, view: &Traffic) -> Vec<Finding> {
-    let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
-    let gateways = gateways_of_pod(snapshot, pod);
-    if view.sidecar && gateways.is_empty() {
-        return Vec::new();
-    }
-    analysis::run(snapshot, &[AMBIENT_ANALYZER.to_string()])
-        .findings
-        .into_iter()
-        .filter(|f| AMBIENT_CODES.contains(&f.code()))
-        .filter(|f| {
-            let in_namespace = f
-                .resource
-                .as_ref()
-                .is_some_and(|r| r.namespace.as_deref() == Some(ns));
-            in_namespace
-                && match f.code() {
-                    "MD0420" => !view.sidecar,
-                    _ => gateways
-                        .iter()
-                        .any(|g| f.message.contains(&format!(" targets Gateway {g}, which "))),
-                }
-        })
-        .collect()
+/// Of [`AMBIENT_ANALYZER`]'s findings, those `pod` adds: a namespace-wide object no proxy of
+/// the pod's ambient namespace applies (MD0420) when the pod has no sidecar, and a policy
+/// attached to a Gateway of [`gateways_of_pod`] that applies nothing (MD0115).
+fn ambient_concerns_pod(f: &Finding, ns: &str, gateways: &[String], view: &Traffic) -> bool {
+    let in_namespace = f
+        .resource
+        .as_ref()
+        .is_some_and(|r| r.namespace.as_deref() == Some(ns));
+    in_namespace
+        && match f.code() {
+            "MD0420" => !view.sidecar,
+            "MD0115" => gateways
+                .iter()
+                .any(|g| f.message.contains(&format!(" targets Gateway {g}, which "))),
+            _ => false,
+        }
 }
