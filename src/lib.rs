@@ -14,6 +14,8 @@ pub mod findings;
 pub mod formats;
 pub mod istio;
 pub mod kube;
+// Work spread over the cores.
+pub mod parallel;
 // Output and errors.
 pub mod error;
 pub mod exit;

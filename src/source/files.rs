@@ -320,30 +320,7 @@ fn is_manifest(path: &Path) -> bool {
 /// Files are parsed on all cores; the result is the same as reading them one after the other.
 pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadStats), Vec<Error>> {
     let paths = expand_paths(args, options.recursive).map_err(|e| vec![e])?;
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(paths.len().max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut parts: Vec<(usize, FileResult)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(path) = paths.get(i) else { break };
-                        done.push((i, load_file(path, options)));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    parts.sort_by_key(|(i, _)| *i);
+    let parts = crate::parallel::map(&paths, |_, path| load_file(path, options));
     let mut snapshot = Snapshot {
         // The clock the certificates in the files are judged against.
         read_at: Some(jiff::Timestamp::now()),
@@ -351,7 +328,7 @@ pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadSt
     };
     let mut stats = LoadStats::default();
     let mut errors = Vec::new();
-    for (_, part) in parts {
+    for part in parts {
         match part {
             Ok((name, part, part_stats)) => {
                 snapshot.extend(part);

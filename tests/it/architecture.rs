@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 /// further down; a unit may use its own modules and any unit of a lower rank.
 const PLACES: &[(&str, &str, u8)] = &[
     ("formats", "formats", 0),
+    ("parallel", "parallel", 0),
     ("kube", "kube", 1),
     ("findings", "findings", 2),
     ("istio", "istio", 3),

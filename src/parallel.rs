@@ -1,0 +1,81 @@
+//! The one way work is spread over the machine's cores: a slice of independent jobs, each done
+//! once, on scoped threads that take the next job when they finish one, with the results in the
+//! slice's order (so what is printed never depends on which thread was faster).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many threads work on `jobs` jobs: the cores, never more than the jobs.
+pub fn workers(jobs: usize) -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.max(1))
+}
+
+/// `job(i, &items[i])` for every item, on [`workers`] threads; the results in the items'
+/// order. With one core or one item, it runs on the calling thread. A panicking job panics
+/// here, once the other threads have stopped.
+pub fn map<T, R>(items: &[T], job: impl Fn(usize, &T) -> R + Sync) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+{
+    let threads = workers(items.len());
+    if threads <= 1 {
+        return items.iter().enumerate().map(|(i, t)| job(i, t)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        mine.push((i, job(i, item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(mine) => mine,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_the_order_of_the_items() {
+        let items: Vec<u64> = (0..1000).collect();
+        let squares = map(&items, |i, &n| {
+            assert_eq!(i as u64, n);
+            n * n
+        });
+        assert_eq!(squares, items.iter().map(|n| n * n).collect::<Vec<_>>());
+        assert!(map(&[] as &[u8], |_, _| 0).is_empty());
+    }
+
+    #[test]
+    fn a_panicking_job_panics_the_caller() {
+        let items = [1, 2, 3, 4];
+        let result = std::panic::catch_unwind(|| {
+            map(&items, |_, &n| {
+                if n == 3 {
+                    panic!("job 3");
+                }
+                n
+            })
+        });
+        assert!(result.is_err());
+    }
+}
