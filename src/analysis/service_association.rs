@@ -4,9 +4,9 @@
 //! Deployments; mesh-doctor reads the templates of every workload kind, as the pods they will
 //! create, and counts a namespace labelled `istio.io/rev` as in the mesh (see docs/compat.md).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::findings::messages::{IST0116, IST0137};
@@ -19,7 +19,7 @@ const SIDECAR_INJECT: &str = "sidecar.istio.io/inject";
 /// Istio's "in the mesh" for a workload: an `istio-proxy` container with an image, else the
 /// template's `sidecar.istio.io/inject` label, else its annotation, else the namespace's
 /// `istio-injection=enabled` (or, in mesh-doctor, an `istio.io/rev` label).
-fn in_mesh(snapshot: &Snapshot, workload: &Workload) -> bool {
+fn in_mesh(namespaces: &Namespaces, workload: &Workload) -> bool {
     let template = &workload.template;
     let has_proxy = template.spec.as_ref().is_some_and(|s| {
         s.containers
@@ -43,7 +43,7 @@ fn in_mesh(snapshot: &Snapshot, workload: &Workload) -> bool {
         }
     }
     let namespace = workload.namespace().unwrap_or("");
-    snapshot.namespace(namespace).is_some_and(|n| {
+    namespaces.get(namespace).is_some_and(|n| {
         n.object.label(INJECTION_LABEL) == Some("enabled")
             || (n.object.label(INJECTION_LABEL).is_none()
                 && n.object
@@ -57,8 +57,16 @@ fn is_waypoint(workload: &Workload) -> bool {
     workload.label("gateway.istio.io/managed") == Some("istio.io-mesh-controller")
 }
 
+/// The first Namespace object of each name (as [`Snapshot::namespace`] finds it).
+type Namespaces<'s> = HashMap<&'s str, &'s Located<Namespace>>;
+/// The Services of each namespace, in the snapshot's order.
+type ServicesOf<'s> = HashMap<&'s str, Vec<&'s Located<Service>>>;
+
 /// The Services of the workload's namespace whose (non-empty) selector matches its template.
-fn matching_services<'s>(snapshot: &'s Snapshot, workload: &Workload) -> Vec<&'s Located<Service>> {
+fn matching_services<'s>(
+    services: &ServicesOf<'s>,
+    workload: &Workload,
+) -> Vec<&'s Located<Service>> {
     let empty = BTreeMap::new();
     let labels = workload
         .template
@@ -67,10 +75,11 @@ fn matching_services<'s>(snapshot: &'s Snapshot, workload: &Workload) -> Vec<&'s
         .and_then(|m| m.labels.as_ref())
         .unwrap_or(&empty);
     let namespace = workload.namespace().unwrap_or("");
-    snapshot
-        .services
-        .iter()
-        .filter(|s| s.object.namespace().unwrap_or("") == namespace)
+    services
+        .get(namespace)
+        .into_iter()
+        .flatten()
+        .copied()
         .filter(|s| {
             let selector = s.object.spec.as_ref().and_then(|s| s.selector.as_ref());
             selector.is_some_and(|sel| {
@@ -86,16 +95,27 @@ fn full_name(s: &Located<Service>) -> String {
 
 /// `deployment.MultiServiceAnalyzer`.
 pub fn analyze(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+    let mut namespaces: Namespaces = HashMap::new();
+    for n in &snapshot.namespaces {
+        namespaces.entry(n.object.name()).or_insert(n);
+    }
+    let mut services_of: ServicesOf = HashMap::new();
+    for s in &snapshot.services {
+        services_of
+            .entry(s.object.namespace().unwrap_or(""))
+            .or_default()
+            .push(s);
+    }
     for located in snapshot
         .workloads
         .iter()
         .filter(|w| w.object.owner.is_none())
     {
         let workload = &located.object;
-        if is_waypoint(workload) || !in_mesh(snapshot, workload) {
+        if is_waypoint(workload) || !in_mesh(&namespaces, workload) {
             continue;
         }
-        let services = matching_services(snapshot, workload);
+        let services = matching_services(&services_of, workload);
         // port -> protocol -> services; targetPort -> port -> service
         let mut protocols: BTreeMap<i32, BTreeMap<String, Vec<String>>> = BTreeMap::new();
         let mut target_ports: BTreeMap<String, BTreeMap<i32, String>> = BTreeMap::new();

@@ -2,6 +2,7 @@
 
 pub mod duration;
 pub mod go_duration;
+pub mod json_members;
 pub mod text;
 pub mod yaml;
 pub mod yaml_write;

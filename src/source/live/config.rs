@@ -203,10 +203,7 @@ async fn list_kind(
     cluster
         .paginate(
             &ListParams::default(),
-            |params| {
-                let api = api.clone();
-                async move { api.list(&params).await }
-            },
+            |params| cluster.page(&api, params),
             |mut o| {
                 let take = |key: &str, data: &mut serde_json::Value| {
                     data.get_mut(key)
