@@ -510,9 +510,15 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
         match analyzer.run {
             Run::Snapshot(run) => run(snapshot, &mut out),
             Run::Config(run) => {
-                let input = input.get_or_init(|| Input {
-                    snapshot,
-                    config: Config::of(snapshot),
+                let input = input.get_or_init(|| {
+                    let started = std::time::Instant::now();
+                    let config = Config::of(snapshot);
+                    tracing::debug!(
+                        objects = snapshot.config.len(),
+                        us = started.elapsed().as_micros() as u64,
+                        "typed the config"
+                    );
+                    Input { snapshot, config }
                 });
                 run(input, &mut out)
             }

@@ -86,10 +86,60 @@ fn snake(name: &str) -> String {
     out
 }
 
+/// One step of a Duration's path: a field, by its camel-case and its snake-case name, and
+/// whether it is a list whose items the rest of the path is in.
+struct Step {
+    name: String,
+    snake: String,
+    list: bool,
+}
+
+/// The steps of every Duration path of the kinds that have some, made once.
+fn steps_of(kind: &str) -> &'static [Vec<Step>] {
+    static STEPS: std::sync::OnceLock<Vec<(&'static str, Vec<Vec<Step>>)>> =
+        std::sync::OnceLock::new();
+    let table = STEPS.get_or_init(|| {
+        [
+            "VirtualService",
+            "DestinationRule",
+            "Sidecar",
+            "Telemetry",
+            "RequestAuthentication",
+        ]
+        .into_iter()
+        .map(|kind| {
+            let paths = paths(kind)
+                .iter()
+                .map(|path| {
+                    path.split('.')
+                        .map(|step| {
+                            let (name, list) = match step.strip_suffix("[]") {
+                                Some(n) => (n, true),
+                                None => (step, false),
+                            };
+                            Step {
+                                name: name.to_string(),
+                                snake: snake(name),
+                                list,
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            (kind, paths)
+        })
+        .collect()
+    });
+    table
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(&[], |(_, paths)| paths.as_slice())
+}
+
 /// The first Duration of the spec that Go's `time.ParseDuration` refuses, as Istio's reader
 /// says it (`bad Duration: time: ...`).
 pub fn refused(kind: &str, spec: &Value) -> Option<String> {
-    fn walk(node: &Value, steps: &[&str]) -> Option<String> {
+    fn walk(node: &Value, steps: &[Step]) -> Option<String> {
         let Some((step, rest)) = steps.split_first() else {
             return match node {
                 Value::String(s) => go_parse_duration(s)
@@ -98,22 +148,17 @@ pub fn refused(kind: &str, spec: &Value) -> Option<String> {
                 _ => None,
             };
         };
-        let (name, list) = match step.strip_suffix("[]") {
-            Some(n) => (n, true),
-            None => (*step, false),
-        };
         let object = node.as_object()?;
-        let child = object.get(name).or_else(|| object.get(&snake(name)))?;
-        if list {
+        let child = object
+            .get(&step.name)
+            .or_else(|| object.get(&step.snake))?;
+        if step.list {
             child.as_array()?.iter().find_map(|item| walk(item, rest))
         } else {
             walk(child, rest)
         }
     }
-    paths(kind).iter().find_map(|path| {
-        let steps: Vec<&str> = path.split('.').collect();
-        walk(spec, &steps)
-    })
+    steps_of(kind).iter().find_map(|steps| walk(spec, steps))
 }
 
 #[cfg(test)]
