@@ -120,9 +120,9 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
     let Some(spec_schema) = schema.pointer("/properties/spec") else {
         return Vec::new();
     };
-    let path = vec![Step::Key("spec".into())];
+    let mut path = vec![Step::Key("spec".into())];
     let mut unknown = Vec::new();
-    unknown_fields(spec_schema, spec, &path, &mut unknown);
+    unknown_fields(spec_schema, spec, &mut path, &mut unknown);
     if !unknown.is_empty() {
         return unknown;
     }
@@ -131,7 +131,7 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
         let mut defaulted = spec.clone();
         drop_null_fields(&mut defaulted);
         fill_defaults(spec_schema, &mut defaulted);
-        check(spec_schema, &defaulted, &path, &mut out);
+        check(spec_schema, &defaulted, &mut path, &mut out);
         // The CEL rules run only when no error "blocks" them (apiextensions'
         // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
         // too long, too many); the API server then says only that some were not checked.
@@ -201,22 +201,44 @@ fn child(path: &[Step], step: Step) -> Vec<Step> {
     p
 }
 
+/// `path` with `step` added for the time of `f` (the one path of a walk, never copied but
+/// for an error).
+fn under<R>(path: &mut Vec<Step>, step: Step, f: impl FnOnce(&mut Vec<Step>) -> R) -> R {
+    path.push(step);
+    let result = f(path);
+    path.pop();
+    result
+}
+
+/// A path's text (`spec.http[0].route`), made only when shown: most values have no error.
+struct PathText<'p>(&'p [Step]);
+
+impl std::fmt::Display for PathText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&path_text(self.0))
+    }
+}
+
 fn preserves_unknown(schema: &Value) -> bool {
     schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
 }
 
-fn unknown_fields(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError>) {
+fn unknown_fields(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<SchemaError>) {
     match value {
         Value::Object(map) => {
             let properties = schema.get("properties").and_then(Value::as_object);
             let additional = schema.get("additionalProperties");
             for (key, v) in map {
-                let here = child(path, Step::Key(key.clone()));
                 if let Some(sub) = properties.and_then(|p| p.get(key)) {
-                    unknown_fields(sub, v, &here, out);
+                    under(path, Step::Key(key.clone()), |p| {
+                        unknown_fields(sub, v, p, out)
+                    });
                 } else if let Some(sub) = additional.filter(|a| a.is_object()) {
-                    unknown_fields(sub, v, &here, out);
+                    under(path, Step::Key(key.clone()), |p| {
+                        unknown_fields(sub, v, p, out)
+                    });
                 } else if properties.is_some() && !preserves_unknown(schema) {
+                    let here = child(path, Step::Key(key.clone()));
                     out.push(SchemaError {
                         message: format!(
                             "strict decoding error: unknown field {}",
@@ -230,7 +252,7 @@ fn unknown_fields(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<Sc
         Value::Array(items) => {
             if let Some(sub) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    unknown_fields(sub, item, &child(path, Step::Index(i)), out);
+                    under(path, Step::Index(i), |p| unknown_fields(sub, item, p, out));
                 }
             }
         }
@@ -272,81 +294,86 @@ fn shown(value: &Value) -> String {
     }
 }
 
-fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError>) {
-    let at = path_text(path);
-    let mut push = |message: String| {
-        out.push(SchemaError {
-            path: path.to_vec(),
-            message,
-        })
-    };
-    if value.is_null() {
-        // Only a list item can be null here (fields and map entries that are null are not
-        // sent): refused unless the schema makes it nullable, as any value of the wrong type.
-        let nullable = schema.get("nullable") == Some(&Value::Bool(true))
-            || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
-        if let Some(expected) = schema.get("type").and_then(Value::as_str)
-            && !nullable
-            && matches!(path.last(), Some(Step::Index(_)))
-        {
+fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<SchemaError>) {
+    // The checks of this node (the path is read, not extended); its children's below.
+    {
+        let at = PathText(path);
+        let mut push = |message: String| {
+            out.push(SchemaError {
+                path: path.to_vec(),
+                message,
+            })
+        };
+        if value.is_null() {
+            // Only a list item can be null here (fields and map entries that are null are not
+            // sent): refused unless the schema makes it nullable, as any value of the wrong type.
+            let nullable = schema.get("nullable") == Some(&Value::Bool(true))
+                || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+            if let Some(expected) = schema.get("type").and_then(Value::as_str)
+                && !nullable
+                && matches!(path.last(), Some(Step::Index(_)))
+            {
+                push(format!(
+                    "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
+                ));
+            }
+            return;
+        }
+        let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+        // A value of the wrong type is also checked against the enum (measured: both are said).
+        let wrong_type = schema
+            .get("type")
+            .and_then(Value::as_str)
+            .filter(|expected| !int_or_string && !fits(expected, value));
+        if let Some(expected) = wrong_type {
+            let actual = type_of(value);
             push(format!(
-                "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
+                "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
             ));
         }
-        return;
-    }
-    let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
-    // A value of the wrong type is also checked against the enum (measured: both are said).
-    let wrong_type = schema
-        .get("type")
-        .and_then(Value::as_str)
-        .filter(|expected| !int_or_string && !fits(expected, value));
-    if let Some(expected) = wrong_type {
-        let actual = type_of(value);
-        push(format!(
-            "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
-        ));
-    }
-    if let Some(options) = schema.get("enum").and_then(Value::as_array)
-        && !options.contains(value)
-    {
-        let supported: Vec<String> = options.iter().map(shown).collect();
-        push(format!(
-            "{at}: Unsupported value: {}: supported values: {}",
-            shown(value),
-            supported.join(", ")
-        ));
-    }
-    if wrong_type.is_some() {
-        return;
-    }
-    match value {
-        Value::String(s) => string_rules(schema, s, &at, &mut push),
-        Value::Number(n) => number_rules(schema, n, &at, &mut push),
-        Value::Array(items) => {
-            let n = items.len() as u64;
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-                && n > max
-            {
-                push(format!(
-                    "{at}: Too many: {n}: must have at most {max} items"
-                ));
-            }
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-                && n < min
-            {
-                push(format!(
-                    "{at}: Invalid value: {n}: {at} in body should have at least {min} items"
-                ));
-            }
+        if let Some(options) = schema.get("enum").and_then(Value::as_array)
+            && !options.contains(value)
+        {
+            let supported: Vec<String> = options.iter().map(shown).collect();
+            push(format!(
+                "{at}: Unsupported value: {}: supported values: {}",
+                shown(value),
+                supported.join(", ")
+            ));
         }
-        Value::Object(map) => object_rules(schema, map, path, &at, out),
-        _ => {}
+        if wrong_type.is_some() {
+            return;
+        }
+        match value {
+            Value::String(s) => string_rules(schema, s, &at, &mut push),
+            Value::Number(n) => number_rules(schema, n, &at, &mut push),
+            Value::Array(items) => {
+                let n = items.len() as u64;
+                if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                    && n > max
+                {
+                    push(format!(
+                        "{at}: Too many: {n}: must have at most {max} items"
+                    ));
+                }
+                if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                    && n < min
+                {
+                    push(format!(
+                        "{at}: Invalid value: {n}: {at} in body should have at least {min} items"
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Value::Object(map) = value {
+        object_rules(schema, map, path, out);
     }
     if let Value::Array(items) = value {
         if let Some(sub) = schema.get("items") {
             for (i, item) in items.iter().enumerate() {
-                check(sub, item, &child(path, Step::Index(i)), out);
+                under(path, Step::Index(i), |p| check(sub, item, p, out));
             }
         }
         for (i, shown) in list_duplicates(schema, items) {
@@ -371,7 +398,8 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
         out.push(SchemaError {
             path: path.to_vec(),
             message: format!(
-                "<nil>: Invalid value: \"\": \"{at}\" must not validate the schema (not)"
+                "<nil>: Invalid value: \"\": \"{}\" must not validate the schema (not)",
+                PathText(path)
             ),
         });
     }
@@ -381,7 +409,8 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
         out.push(SchemaError {
             path: path.to_vec(),
             message: format!(
-                "<nil>: Invalid value: \"\": \"{at}\" must validate at least one schema (anyOf)"
+                "<nil>: Invalid value: \"\": \"{}\" must validate at least one schema (anyOf)",
+                PathText(path)
             ),
         });
         closest_failure(alternatives, value, path, out);
@@ -397,7 +426,8 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
             out.push(SchemaError {
                 path: path.to_vec(),
                 message: format!(
-                    "<nil>: Invalid value: \"\": \"{at}\" must validate one and only one schema (oneOf). {found}"
+                    "<nil>: Invalid value: \"\": \"{}\" must validate one and only one schema (oneOf). {found}",
+                    PathText(path)
                 ),
             });
         }
@@ -412,7 +442,7 @@ fn check(schema: &Value, value: &Value, path: &[Step], out: &mut Vec<SchemaError
 fn closest_failure(
     alternatives: &[Value],
     value: &Value,
-    path: &[Step],
+    path: &mut Vec<Step>,
     out: &mut Vec<SchemaError>,
 ) {
     let passed = |alternative: &Value| -> usize {
@@ -441,17 +471,17 @@ fn closest_failure(
 /// True when the value meets the schema (for `oneOf`, `anyOf` and `not`).
 fn is_valid(schema: &Value, value: &Value) -> bool {
     let mut errors = Vec::new();
-    check(schema, value, &[], &mut errors);
+    check(schema, value, &mut Vec::new(), &mut errors);
     errors.is_empty()
 }
 
 fn object_rules(
     schema: &Value,
     map: &Map<String, Value>,
-    path: &[Step],
-    at: &str,
+    path: &mut Vec<Step>,
     out: &mut Vec<SchemaError>,
 ) {
+    let at = PathText(path);
     let properties = schema.get("properties").and_then(Value::as_object);
     for key in schema
         .get("required")
@@ -494,7 +524,7 @@ fn object_rules(
     for (key, v) in map {
         let sub = properties.and_then(|p| p.get(key)).or(additional);
         if let Some(sub) = sub {
-            check(sub, v, &child(path, Step::Key(key.clone())), out);
+            under(path, Step::Key(key.clone()), |p| check(sub, v, p, out));
         }
     }
 }
@@ -502,7 +532,7 @@ fn object_rules(
 /// The first of `maxLength`, `minLength` and `pattern` that fails, as the API server says only
 /// that one (measured: an empty string below `minLength` is not also said not to match), and
 /// the `format`.
-fn string_rules(schema: &Value, s: &str, at: &str, push: &mut impl FnMut(String)) {
+fn string_rules(schema: &Value, s: &str, at: &PathText, push: &mut impl FnMut(String)) {
     let chars = s.chars().count() as u64;
     if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
         && chars > max
@@ -540,7 +570,12 @@ fn matches_pattern(pattern: &str, s: &str) -> bool {
     super::patterns::with_regex(pattern, |re| re.is_none_or(|re| re.is_match(s)))
 }
 
-fn number_rules(schema: &Value, n: &serde_json::Number, at: &str, push: &mut impl FnMut(String)) {
+fn number_rules(
+    schema: &Value,
+    n: &serde_json::Number,
+    at: &PathText,
+    push: &mut impl FnMut(String),
+) {
     let Some(v) = n.as_f64() else { return };
     let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
     let exclusive = |key: &str| schema.get(key) == Some(&Value::Bool(true));

@@ -149,9 +149,7 @@ pub fn refused(kind: &str, spec: &Value) -> Option<String> {
             };
         };
         let object = node.as_object()?;
-        let child = object
-            .get(&step.name)
-            .or_else(|| object.get(&step.snake))?;
+        let child = object.get(&step.name).or_else(|| object.get(&step.snake))?;
         if step.list {
             child.as_array()?.iter().find_map(|item| walk(item, rest))
         } else {
