@@ -136,7 +136,7 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
         // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
         // too long, too many); the API server then says only that some were not checked.
         if !out.iter().any(blocks_cel) {
-            super::openapi_cel::validate(spec_schema, &defaulted, &path, &mut out);
+            super::openapi_cel::validate(spec_schema, &defaulted, &mut path, &mut out);
         }
     }
     out

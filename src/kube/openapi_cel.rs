@@ -120,7 +120,7 @@ fn walk(expr: &Expr, names: &mut Vec<String>, functions: &mut Vec<String>) {
 
 /// The errors of the CEL rules of `schema` (the spec's schema) on `value` (the spec with its
 /// defaults filled in) at `path`.
-pub fn validate(schema: &Json, value: &Json, path: &[Step], out: &mut Vec<SchemaError>) {
+pub fn validate(schema: &Json, value: &Json, path: &mut Vec<Step>, out: &mut Vec<SchemaError>) {
     if value.is_null() {
         return;
     }
@@ -144,18 +144,18 @@ pub fn validate(schema: &Json, value: &Json, path: &[Step], out: &mut Vec<Schema
                     None => (additional, Step::MapKey(key.clone())),
                 };
                 if let Some(sub) = sub {
-                    let mut here = path.to_vec();
-                    here.push(step);
-                    validate(sub, v, &here, out);
+                    path.push(step);
+                    validate(sub, v, path, out);
+                    path.pop();
                 }
             }
         }
         Json::Array(items) => {
             if let Some(sub) = schema.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    let mut here = path.to_vec();
-                    here.push(Step::Index(i));
-                    validate(sub, item, &here, out);
+                    path.push(Step::Index(i));
+                    validate(sub, item, path, out);
+                    path.pop();
                 }
             }
         }
