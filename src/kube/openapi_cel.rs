@@ -247,7 +247,12 @@ mod tests {
 
     fn errors(schema: Json, value: Json) -> Vec<String> {
         let mut out = Vec::new();
-        validate(&schema, &value, &[Step::Key("spec".into())], &mut out);
+        validate(
+            &schema,
+            &value,
+            &mut vec![Step::Key("spec".into())],
+            &mut out,
+        );
         out.into_iter().map(|e| e.message).collect()
     }
 
