@@ -13,10 +13,11 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::discovery::Discovery;
+use serde::Deserialize;
 
 use crate::istio::config::{self, Gateway};
 use crate::kube::kind::Kind;
-use crate::kube::selector::labels_match;
+use crate::kube::label_index::LabelIndex;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
 use crate::source::cluster::{Cluster, ListError};
 
@@ -229,28 +230,26 @@ async fn list_kind(
 /// type, the key names and the public certificates' facts are kept.
 pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     let mut wanted: Vec<(String, String)> = Vec::new();
+    // The pods by label: a Gateway's workload is found without reading every pod for each.
+    static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+    let pods: Vec<_> = snapshot.all_pods().collect();
+    let pods_by_label = LabelIndex::new(
+        pods.iter()
+            .map(|p| p.object.metadata.labels.as_ref().unwrap_or(&NO_LABELS)),
+    );
     for resource in snapshot
         .config
         .iter()
         .filter(|c| c.object.kind == "Gateway" && !config::gateway_api::is_gateway_api(&c.object))
     {
-        let Ok(gw) = serde_json::from_value::<Gateway>(resource.object.spec.clone()) else {
+        let Ok(gw) = Gateway::deserialize(&resource.object.spec) else {
             continue;
         };
         let selector = gw.selector.clone().unwrap_or_default();
-        let ns = snapshot
-            .all_pods()
-            .find(|p| {
-                labels_match(
-                    &selector,
-                    p.object
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .unwrap_or(&BTreeMap::new()),
-                )
-            })
-            .and_then(|p| p.object.namespace())
+        let ns = pods_by_label
+            .matching(&selector)
+            .next()
+            .and_then(|i| pods[i].object.namespace())
             .or(resource.object.namespace())
             .unwrap_or("")
             .to_string();
@@ -284,9 +283,15 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
         }
     }
     client_ca_config_maps(cluster, snapshot, api_maps).await;
-    for (ns, name) in wanted {
-        let api: Api<Secret> = Api::namespaced(cluster.client.clone(), &ns);
-        match cluster.get_opt(api, &name).await {
+    // Got all at once (a cluster with fifty TLS Gateways waits for one round trip, not fifty);
+    // kept in the order they were wanted.
+    let answers = futures::future::join_all(wanted.iter().map(|(ns, name)| {
+        let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
+        cluster.get_opt(api, name)
+    }))
+    .await;
+    for answer in answers {
+        match answer {
             Ok(Some(secret)) => {
                 // Reduced at once: the public certificates' facts and the key names; the
                 // private key's value is dropped here, never printed, logged or kept.
