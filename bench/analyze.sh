@@ -49,6 +49,26 @@ for _ in $(seq "$runs"); do
   if [[ -z "$without_wall" ]] || awk "BEGIN{exit !($wall < $without_wall)}"; then without_wall=$wall; fi
 done
 share=$(awk "BEGIN{printf \"%.0f\", ($best_cpu - $without_cpu) / $without_cpu * 100}")
+# Throughput: the YAML's bytes over the best wall time (issue 28's target: at least 30 MB/s).
+bytes=$(cat "$dir"/*.yaml | wc -c)
+rate=$(awk "BEGIN{printf \"%.1f\", $bytes / 1e6 / $best_wall}")
+# The reference: PyYAML's C loader (libyaml) reading the same documents, nothing else done.
+pyyaml=""
+if python3 -c 'import yaml; yaml.CSafeLoader' 2>/dev/null; then
+  for _ in $(seq "$runs"); do
+    wall=$(python3 - "$dir" <<'PY'
+import sys, glob, time, yaml
+start = time.perf_counter()
+for path in sorted(glob.glob(sys.argv[1] + "/*.yaml")):
+    with open(path) as f:
+        for _ in yaml.load_all(f, Loader=yaml.CSafeLoader):
+            pass
+print(f"{time.perf_counter() - start:.2f}")
+PY
+)
+    if [[ -z "$pyyaml" ]] || awk "BEGIN{exit !($wall < $pyyaml)}"; then pyyaml=$wall; fi
+  done
+fi
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 report=$(cat <<MD
 <!-- analyze-bench:start -->
@@ -56,6 +76,9 @@ report=$(cat <<MD
 |---|---|---|---|---|---|
 | 1,000 namespaces, 5,000 Pods, 1,000 Deployments (×5 replicas), 5,000 Services, 2,090 VirtualServices and DestinationRules, 200 Gateways, 500 ServiceEntries, 200 Sidecars, 2,000 AuthorizationPolicies, 1,100 PeerAuthentications, 200 HTTPRoutes; 10 files, $size | $runs | ${best_wall} s | ${best_cpu} s | $((best_rss / 1024)) MiB | $findings |
 | the same, without the mTLS and authorization coherence analyzers (\`$coherence\`) | $runs | ${without_wall} s | ${without_cpu} s | | |
+| reference: PyYAML's C loader (libyaml) reading the same documents, nothing else | $runs | ${pyyaml:-?} s | | | |
+
+Throughput: **${rate} MB/s** of YAML ($bytes bytes over the best wall time; issue 28's target: 30 MB/s).
 
 The coherence analyzers add ${share} % to the CPU time (best of each; issue 23's limit: 20 %).
 

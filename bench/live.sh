@@ -84,18 +84,25 @@ read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -
 load_end=$(cut -d' ' -f1 /proc/loadavg)
 # The request timeline of one run (-vv): from the first request to the last page listed.
 "$bin" analyze -A -o json -vv 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' >target/bench-live-timeline.txt || true
-read_span=$(python3 - target/bench-live-timeline.txt <<'PY'
+spans=$(python3 - target/bench-live-timeline.txt <<'PY'
 import sys, re, datetime
-stamps = []
+stamps, ran = [], []
 for line in open(sys.argv[1]):
     m = re.match(r"(\d{4}-\d\d-\d\dT[\d:.]+)Z", line)
     if m and ("reading cluster" in line or "listed a page" in line):
         stamps.append(datetime.datetime.fromisoformat(m.group(1)[:26]))
-print(f"{(max(stamps) - min(stamps)).total_seconds():.2f}" if stamps else "?")
+    if m and "ran an analyzer" in line:
+        ran.append(datetime.datetime.fromisoformat(m.group(1)[:26]))
+reads = f"{(max(stamps) - min(stamps)).total_seconds():.2f}" if stamps else "?"
+analysis = f"{(max(ran) - max(stamps)).total_seconds():.2f}" if stamps and ran else "?"
+print(reads, analysis)
 PY
 )
+read -r read_span analysis_span <<<"$spans"
 n_paths=$(wc -l <"$paths")
-ratio_raw=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $raw_whole}")
+# Against the faster of the two raw references (the stricter ratio).
+raw_best=$(awk "BEGIN{print ($raw_whole < $raw_pages) ? $raw_whole : $raw_pages}")
+ratio_raw=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $raw_best}")
 ours_findings=$("$bin" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
 theirs_findings=$("$istioctl" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
 ratio=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $theirs_wall}")
@@ -109,8 +116,8 @@ report=$(cat <<MD
 | the same $n_paths lists as mesh-doctor's, raw and all in parallel, one request each (\`bench/raw_lists.py whole\`: $whole_requests requests, $((raw_bytes / 1048576)) MiB, no decoding) | $runs | ${raw_whole} s | | | |
 | the same, in pages of 2,000 as mesh-doctor asks for them by default (\`bench/raw_lists.py pages 2000\`: $pages_requests requests) | $runs | ${raw_pages} s | | | |
 
-mesh-doctor / raw parallel lists wall time: **$ratio_raw** (issue 28's target: 1.2). In one \`-vv\` run,
-its reads took ${read_span} s from the first request to the last page (the request timeline:
+mesh-doctor / raw parallel lists wall time (the faster of the two): **$ratio_raw** (issue 28's target: 1.2). In one \`-vv\` run,
+its reads took ${read_span} s from the first request to the last page, and the analysis ${analysis_span} s after it (the request timeline:
 \`listed a page\` lines with the kind, page, items and milliseconds).
 
 mesh-doctor / istioctl wall time: **$ratio**. Measured $(date -u +%Y-%m-%d) with \`bench/live.sh\` on
