@@ -78,10 +78,7 @@ raw() {
 
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 read -r ours_wall ours_cpu ours_rss <<<"$(measure "$bin" analyze -A -o json)"
-read -r raw_whole whole_requests raw_bytes <<<"$(raw whole)"
-read -r raw_pages pages_requests _ <<<"$(raw pages 2000)"
-read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -o json)"
-load_end=$(cut -d' ' -f1 /proc/loadavg)
+# Right after mesh-doctor's runs, before istioctl's leave the server busy.
 # The request timeline of one run (-vv): from the first request to the last page listed.
 "$bin" analyze -A -o json -vv 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' >target/bench-live-timeline.txt || true
 spans=$(python3 - target/bench-live-timeline.txt <<'PY'
@@ -99,6 +96,10 @@ print(reads, analysis)
 PY
 )
 read -r read_span analysis_span <<<"$spans"
+read -r raw_whole whole_requests raw_bytes <<<"$(raw whole)"
+read -r raw_pages pages_requests _ <<<"$(raw pages 2000)"
+read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -o json)"
+load_end=$(cut -d' ' -f1 /proc/loadavg)
 n_paths=$(wc -l <"$paths")
 # Against the faster of the two raw references (the stricter ratio).
 raw_best=$(awk "BEGIN{print ($raw_whole < $raw_pages) ? $raw_whole : $raw_pages}")
