@@ -94,10 +94,12 @@ struct Step {
     list: bool,
 }
 
+/// The steps of each Duration path of one kind.
+type KindPaths = (&'static str, Vec<Vec<Step>>);
+
 /// The steps of every Duration path of the kinds that have some, made once.
 fn steps_of(kind: &str) -> &'static [Vec<Step>] {
-    static STEPS: std::sync::OnceLock<Vec<(&'static str, Vec<Vec<Step>>)>> =
-        std::sync::OnceLock::new();
+    static STEPS: std::sync::OnceLock<Vec<KindPaths>> = std::sync::OnceLock::new();
     let table = STEPS.get_or_init(|| {
         [
             "VirtualService",
