@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use jiff::{SignedDuration, Timestamp};
 
 use super::Input;
-use super::gateway::{GatewayWorkloads, ca_secret, credential_secret};
+use super::gateway::{ca_secret, credential_secret, workload_namespace};
 use crate::findings::messages::{self, MD0410, MD0411, MD0422, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::constants::{ISTIO_NAMESPACE, ROOT_CERT_CONFIG_MAP};
@@ -280,9 +280,8 @@ pub fn gateways(input: &Input, out: &mut Vec<Finding>) {
     let mut certificates = Vec::new();
     let mut missing = Vec::new();
     let mut judge = Judge::new(input.snapshot, &mut certificates);
-    let workloads = GatewayWorkloads::new(input);
     for gw in &input.config.gateways {
-        let Some(gw_ns) = workloads.namespace_of(gw) else {
+        let Some(gw_ns) = workload_namespace(input, gw) else {
             continue;
         };
         let gateway = format!("{}/{}", gw.namespace(), gw.name());

@@ -120,35 +120,16 @@ pub fn ingress_gateway_ports(input: &Input, out: &mut Vec<Finding>) {
     }
 }
 
-/// The pods (in scope and beyond it) indexed by label, to find the workload of many Gateways
-/// without reading every pod for each.
-pub struct GatewayWorkloads<'s> {
-    pods: Vec<&'s Located<k8s_openapi::api::core::v1::Pod>>,
-    index: LabelIndex<'s>,
-}
-
-impl<'s> GatewayWorkloads<'s> {
-    pub fn new(input: &Input<'s>) -> Self {
-        static EMPTY: Labels = Labels::new();
-        let pods: Vec<_> = input.snapshot.all_pods().collect();
-        let index = LabelIndex::new(
-            pods.iter()
-                .map(|p| p.object.metadata.labels.as_ref().unwrap_or(&EMPTY)),
-        );
-        GatewayWorkloads { pods, index }
-    }
-
-    /// The namespace of the workload a Gateway selects (real pods, as Istio reads them): where
-    /// its `credentialName` Secrets are. `None` when the selector matches no pod; the first
-    /// matching pod's when several do.
-    pub fn namespace_of(&self, gw: &Typed<Gateway>) -> Option<&'s str> {
-        let empty = Labels::new();
-        let selector = selector_of(gw, &empty);
-        self.index
-            .matching(selector)
-            .next()
-            .map(|i| self.pods[i].object.namespace().unwrap_or(""))
-    }
+/// The namespace of the workload a Gateway selects (real pods, as Istio reads them): where its
+/// `credentialName` Secrets are. `None` when the selector matches no pod; the first matching
+/// pod's when several do.
+pub fn workload_namespace<'s>(input: &Input<'s>, gw: &Typed<Gateway>) -> Option<&'s str> {
+    let empty = Labels::new();
+    input
+        .config
+        .pods_by_label
+        .first(selector_of(gw, &empty))
+        .map(|p| p.object.namespace().unwrap_or(""))
 }
 
 /// The Secret a `credentialName` names, resolved as Istio does (`ns/name`, else the gateway
@@ -196,9 +177,8 @@ pub fn credential_refused(secret: &SecretKeys, now: Option<jiff::Timestamp>) -> 
 /// `gateway.SecretAnalyzer`.
 pub fn secrets(input: &Input, out: &mut Vec<Finding>) {
     let empty = Labels::new();
-    let workloads = GatewayWorkloads::new(input);
     for gw in &input.config.gateways {
-        let Some(gw_ns) = workloads.namespace_of(gw) else {
+        let Some(gw_ns) = workload_namespace(input, gw) else {
             out.push(selector_not_found(gw, selector_of(gw, &empty)));
             continue;
         };

@@ -4,9 +4,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use k8s_openapi::api::core::v1::Pod;
+
 use super::selector::labels_match;
+use super::snapshot::{Located, Snapshot};
 
 /// Label sets and, for each (key, value), the sets that carry it.
+#[derive(Debug, Default)]
 pub struct LabelIndex<'a> {
     sets: Vec<&'a BTreeMap<String, String>>,
     by_label: HashMap<(&'a str, &'a str), Vec<usize>>,
@@ -56,6 +60,31 @@ impl<'a> LabelIndex<'a> {
                 .copied()
                 .filter(move |&i| labels_match(selector, self.sets[i])),
         )
+    }
+}
+
+/// The pods of a snapshot (in scope and, live with `-n`, beyond it) by label: the first pod a
+/// selector picks, found without reading every pod (a Gateway's workload, for each Gateway).
+#[derive(Debug, Default)]
+pub struct PodsByLabel<'a> {
+    pods: Vec<&'a Located<Pod>>,
+    index: LabelIndex<'a>,
+}
+
+impl<'a> PodsByLabel<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+        let pods: Vec<&Located<Pod>> = snapshot.all_pods().collect();
+        let index = LabelIndex::new(
+            pods.iter()
+                .map(|p| p.object.metadata.labels.as_ref().unwrap_or(&NO_LABELS)),
+        );
+        PodsByLabel { pods, index }
+    }
+
+    /// The first pod (in the snapshot's order) that has every label of `selector`.
+    pub fn first(&self, selector: &BTreeMap<String, String>) -> Option<&'a Located<Pod>> {
+        self.index.matching(selector).next().map(|i| self.pods[i])
     }
 }
 

@@ -229,11 +229,10 @@ fn unknown_fields(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut
             let properties = schema.get("properties").and_then(Value::as_object);
             let additional = schema.get("additionalProperties");
             for (key, v) in map {
-                if let Some(sub) = properties.and_then(|p| p.get(key)) {
-                    under(path, Step::Key(key.clone()), |p| {
-                        unknown_fields(sub, v, p, out)
-                    });
-                } else if let Some(sub) = additional.filter(|a| a.is_object()) {
+                let sub = properties
+                    .and_then(|p| p.get(key))
+                    .or(additional.filter(|a| a.is_object()));
+                if let Some(sub) = sub {
                     under(path, Step::Key(key.clone()), |p| {
                         unknown_fields(sub, v, p, out)
                     });

@@ -39,8 +39,8 @@ const VIRTUAL_SERVICE: &[&str] = &[
     "http[].fault.delay.exponentialDelay",
 ];
 
-/// The paths (from the spec) of a kind's Duration fields.
-fn paths(kind: &str) -> Vec<String> {
+/// The paths (from the spec) of the Duration fields of every kind that has some.
+fn paths() -> Vec<(&'static str, Vec<String>)> {
     let policy = |prefix: &str, out: &mut Vec<String>| {
         for p in PORT_POLICY {
             out.push(format!("{prefix}{p}"));
@@ -49,26 +49,26 @@ fn paths(kind: &str) -> Vec<String> {
             out.push(format!("{prefix}connectionPool.{p}"));
         }
     };
-    let mut out = Vec::new();
-    match kind {
-        "VirtualService" => out.extend(VIRTUAL_SERVICE.iter().map(|p| p.to_string())),
-        "DestinationRule" => {
-            for at in ["trafficPolicy.", "subsets[].trafficPolicy."] {
-                policy(at, &mut out);
-                policy(&format!("{at}portLevelSettings[]."), &mut out);
-                out.push(format!("{at}retryBudget.budgetInterval"));
-            }
-        }
-        "Sidecar" => {
-            for at in ["inboundConnectionPool.", "ingress[].connectionPool."] {
-                out.extend(POOL.iter().map(|p| format!("{at}{p}")));
-            }
-        }
-        "Telemetry" => out.push("metrics[].reportingInterval".into()),
-        "RequestAuthentication" => out.push("jwtRules[].timeout".into()),
-        _ => {}
+    let mut destination_rule = Vec::new();
+    for at in ["trafficPolicy.", "subsets[].trafficPolicy."] {
+        policy(at, &mut destination_rule);
+        policy(&format!("{at}portLevelSettings[]."), &mut destination_rule);
+        destination_rule.push(format!("{at}retryBudget.budgetInterval"));
     }
-    out
+    let sidecar = ["inboundConnectionPool.", "ingress[].connectionPool."]
+        .iter()
+        .flat_map(|at| POOL.iter().map(move |p| format!("{at}{p}")))
+        .collect();
+    vec![
+        (
+            "VirtualService",
+            VIRTUAL_SERVICE.iter().map(|p| p.to_string()).collect(),
+        ),
+        ("DestinationRule", destination_rule),
+        ("Sidecar", sidecar),
+        ("Telemetry", vec!["metrics[].reportingInterval".into()]),
+        ("RequestAuthentication", vec!["jwtRules[].timeout".into()]),
+    ]
 }
 
 /// A field name as protobuf's JSON names it from its camel-case name (`perTryTimeout` is
@@ -101,36 +101,30 @@ type KindPaths = (&'static str, Vec<Vec<Step>>);
 fn steps_of(kind: &str) -> &'static [Vec<Step>] {
     static STEPS: std::sync::OnceLock<Vec<KindPaths>> = std::sync::OnceLock::new();
     let table = STEPS.get_or_init(|| {
-        [
-            "VirtualService",
-            "DestinationRule",
-            "Sidecar",
-            "Telemetry",
-            "RequestAuthentication",
-        ]
-        .into_iter()
-        .map(|kind| {
-            let paths = paths(kind)
-                .iter()
-                .map(|path| {
-                    path.split('.')
-                        .map(|step| {
-                            let (name, list) = match step.strip_suffix("[]") {
-                                Some(n) => (n, true),
-                                None => (step, false),
-                            };
-                            Step {
-                                name: name.to_string(),
-                                snake: snake(name),
-                                list,
-                            }
-                        })
-                        .collect()
-                })
-                .collect();
-            (kind, paths)
-        })
-        .collect()
+        paths()
+            .into_iter()
+            .map(|(kind, paths)| {
+                let steps = paths
+                    .iter()
+                    .map(|path| {
+                        path.split('.')
+                            .map(|step| {
+                                let (name, list) = match step.strip_suffix("[]") {
+                                    Some(n) => (n, true),
+                                    None => (step, false),
+                                };
+                                Step {
+                                    name: name.to_string(),
+                                    snake: snake(name),
+                                    list,
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect();
+                (kind, steps)
+            })
+            .collect()
     });
     table
         .iter()

@@ -13,6 +13,7 @@ pub mod zero;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 
+use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, ServicesByNamespace, Snapshot};
 
 pub use gateway_api::{GATEWAY_API_GROUP, GatewayClass, KubernetesGateway, ReferenceGrant, Route};
@@ -114,6 +115,9 @@ pub struct Config<'a> {
     authorization_policies_at: HashMap<String, Vec<usize>>,
     /// The snapshot's Services by namespace (the checks per workload read its namespace's).
     pub services: ServicesByNamespace<'a>,
+    /// The snapshot's pods by label, where Istio Gateways look for their workload (empty when
+    /// there is no Gateway).
+    pub pods_by_label: PodsByLabel<'a>,
 }
 
 impl<'a> Config<'a> {
@@ -169,6 +173,9 @@ impl<'a> Config<'a> {
             if let Err(reason) = result {
                 config.invalid.push((resource, reason));
             }
+        }
+        if !config.gateways.is_empty() {
+            config.pods_by_label = PodsByLabel::new(snapshot);
         }
         for (i, p) in config.peer_authentications.iter().enumerate() {
             config

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use crate::istio::config::{self, Gateway};
 use crate::kube::kind::Kind;
-use crate::kube::label_index::LabelIndex;
+use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
 use crate::source::cluster::{Cluster, ListError};
 
@@ -230,13 +230,7 @@ async fn list_kind(
 /// type, the key names and the public certificates' facts are kept.
 pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
     let mut wanted: Vec<(String, String)> = Vec::new();
-    // The pods by label: a Gateway's workload is found without reading every pod for each.
-    static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
-    let pods: Vec<_> = snapshot.all_pods().collect();
-    let pods_by_label = LabelIndex::new(
-        pods.iter()
-            .map(|p| p.object.metadata.labels.as_ref().unwrap_or(&NO_LABELS)),
-    );
+    let pods_by_label = PodsByLabel::new(snapshot);
     for resource in snapshot
         .config
         .iter()
@@ -247,9 +241,8 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
         };
         let selector = gw.selector.clone().unwrap_or_default();
         let ns = pods_by_label
-            .matching(&selector)
-            .next()
-            .and_then(|i| pods[i].object.namespace())
+            .first(&selector)
+            .and_then(|p| p.object.namespace())
             .or(resource.object.namespace())
             .unwrap_or("")
             .to_string();
