@@ -5,4 +5,5 @@ pub mod go_duration;
 pub mod json_members;
 pub mod text;
 pub mod yaml;
+pub mod yaml_subset;
 pub mod yaml_write;

@@ -14,11 +14,11 @@ use serde_json::{Map, Number, Value};
 #[derive(Clone, Debug, Default)]
 pub struct LineTree {
     pub line: u32,
-    children: Children,
+    pub(super) children: Children,
 }
 
 #[derive(Clone, Debug, Default)]
-enum Children {
+pub(super) enum Children {
     #[default]
     None,
     // Boxed slices: exactly as long as the node has children (no spare capacity), since a file's
@@ -28,6 +28,14 @@ enum Children {
 }
 
 impl LineTree {
+    /// A node without children (a scalar) at a line.
+    pub(super) fn leaf(line: u32) -> LineTree {
+        LineTree {
+            line,
+            children: Children::None,
+        }
+    }
+
     /// The subtree under a key.
     pub fn key(&self, key: &str) -> Option<&LineTree> {
         match &self.children {
@@ -147,26 +155,71 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document>, SyntaxError> {
 /// Parses a YAML stream one document at a time: `each` gets every non-empty document as soon as
 /// it ends, so a large file is never held as a whole tree (memory follows one document, not the
 /// file). A syntax error stops the stream; the documents before it were already given.
+///
+/// Documents of the usual manifest shape are read by [`super::yaml_subset`]; from the first
+/// that is not, saphyr-parser reads the rest of the stream.
 pub fn parse_stream_each(text: &str, mut each: impl FnMut(Document)) -> Result<(), SyntaxError> {
     let layout = Layout::new(text);
-    let mut builder = Builder::default();
-    for item in Parser::new_from_str(text) {
-        let (event, span) = item.map_err(|e| SyntaxError {
-            line: line_u32(e.marker().line()),
-            column: line_u32(e.marker().col() + 1),
-            message: e.info().to_string(),
-        })?;
-        builder.push(event, span)?;
-        for (value, lines) in builder.documents.drain(..) {
-            if value.is_null() {
-                continue;
-            }
+    let mut give = |value: Value, lines: LineTree| {
+        if !value.is_null() {
             let start_line = layout.document_start(lines.line);
             each(Document {
                 value,
                 lines,
                 start_line,
             });
+        }
+    };
+    for chunk in super::yaml_subset::documents(text) {
+        match chunk.read() {
+            Ok(Some((value, lines))) => give(value, lines),
+            Ok(None) => {}
+            Err(super::yaml_subset::Unsupported) => {
+                return parse_events(&text[chunk.start..], chunk.lines_before, &mut give);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parses a stream with saphyr-parser alone (what [`parse_stream`] must agree with).
+#[cfg(test)]
+pub(super) fn parse_stream_full(text: &str) -> Result<Vec<Document>, SyntaxError> {
+    let layout = Layout::new(text);
+    let mut documents = Vec::new();
+    parse_events(text, 0, &mut |value: Value, lines: LineTree| {
+        if !value.is_null() {
+            let start_line = layout.document_start(lines.line);
+            documents.push(Document {
+                value,
+                lines,
+                start_line,
+            });
+        }
+    })?;
+    Ok(documents)
+}
+
+/// Reads a stream with saphyr-parser; `lines_before`: the lines of the whole stream before
+/// `text`, added to every line.
+fn parse_events(
+    text: &str,
+    lines_before: u32,
+    give: &mut impl FnMut(Value, LineTree),
+) -> Result<(), SyntaxError> {
+    let mut builder = Builder {
+        lines_before,
+        ..Builder::default()
+    };
+    for item in Parser::new_from_str(text) {
+        let (event, span) = item.map_err(|e| SyntaxError {
+            line: line_u32(e.marker().line()).saturating_add(lines_before),
+            column: line_u32(e.marker().col() + 1),
+            message: e.info().to_string(),
+        })?;
+        builder.push(event, span)?;
+        for (value, lines) in builder.documents.drain(..) {
+            give(value, lines);
         }
     }
     Ok(())
@@ -346,11 +399,13 @@ struct Builder {
     current: Option<(Value, LineTree)>,
     /// Nodes added by aliases so far (see [`MAX_ALIAS_NODES`]).
     alias_nodes: usize,
+    /// The lines of the stream before the text read (see [`parse_events`]).
+    lines_before: u32,
 }
 
 impl Builder {
     fn push(&mut self, event: Event<'_>, span: Span) -> Result<(), SyntaxError> {
-        let line = line_u32(span.start.line());
+        let line = line_u32(span.start.line()).saturating_add(self.lines_before);
         match event {
             Event::DocumentStart(_) => {
                 self.current = None;
@@ -508,17 +563,12 @@ impl Builder {
                 ..
             }) => match pending_key.take() {
                 None => {
-                    let key = match value {
-                        Value::String(s) => s,
-                        Value::Null => String::new(),
-                        Value::Bool(_) | Value::Number(_) => value.to_string(),
-                        Value::Array(_) | Value::Object(_) => {
-                            return Err(SyntaxError {
-                                line,
-                                column: 1,
-                                message: "a mapping key must be a scalar".to_string(),
-                            });
-                        }
+                    let Some(key) = key_text(value) else {
+                        return Err(SyntaxError {
+                            line,
+                            column: 1,
+                            message: "a mapping key must be a scalar".to_string(),
+                        });
                     };
                     parent.add_child(size);
                     *pending_key = Some((key, line));
@@ -566,8 +616,19 @@ fn too_deep(line: u32, column: u32) -> SyntaxError {
     }
 }
 
+/// A scalar as a mapping key (`80` is the key `"80"`, an empty key `""`); `None` for a
+/// collection.
+pub(super) fn key_text(value: Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s),
+        Value::Null => Some(String::new()),
+        Value::Bool(_) | Value::Number(_) => Some(value.to_string()),
+        Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
 /// YAML 1.2 core schema resolution of a plain scalar.
-fn resolve_plain(text: &str) -> Value {
+pub(super) fn resolve_plain(text: &str) -> Value {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
         "true" | "True" | "TRUE" => return Value::Bool(true),
