@@ -449,6 +449,18 @@ impl Snapshot {
     }
 
     /// Moves every object of `other` into `self` (files overlaid on a cluster, several files).
+    /// [`Snapshot::extend`] by every part in turn, each list grown once.
+    pub fn extend_all(&mut self, mut parts: Vec<Snapshot>) {
+        append_all(&mut self.pods, &mut parts, |p| &mut p.pods);
+        append_all(&mut self.services, &mut parts, |p| &mut p.services);
+        append_all(&mut self.workloads, &mut parts, |p| &mut p.workloads);
+        append_all(&mut self.config, &mut parts, |p| &mut p.config);
+        append_all(&mut self.namespaces, &mut parts, |p| &mut p.namespaces);
+        for part in parts {
+            self.extend(part);
+        }
+    }
+
     pub fn extend(&mut self, other: Snapshot) {
         append(&mut self.namespaces, other.namespaces);
         append(&mut self.pods, other.pods);
@@ -485,6 +497,20 @@ impl Snapshot {
         }
         self.read_at = self.read_at.or(other.read_at);
         self.unavailable.extend(other.unavailable);
+    }
+}
+
+/// Moves the items of every part's `field` into `into`, room for all of them made at once (a
+/// large list is moved once, not again each time it outgrows its room).
+fn append_all<T>(
+    into: &mut Vec<T>,
+    parts: &mut [Snapshot],
+    field: impl Fn(&mut Snapshot) -> &mut Vec<T>,
+) {
+    let total: usize = parts.iter_mut().map(|p| field(p).len()).sum();
+    into.reserve_exact(total);
+    for part in parts.iter_mut() {
+        into.append(field(part));
     }
 }
 

@@ -50,9 +50,11 @@ pub fn read_capped(path: &Path, shown: &str, limit: u64) -> Result<Vec<u8>> {
             .read_to_end(&mut buf)
             .map_err(read_error)?;
     } else {
-        std::fs::File::open(path)
-            .map_err(read_error)?
-            .take(limit.saturating_add(1))
+        let file = std::fs::File::open(path).map_err(read_error)?;
+        // Room for the whole file at once (the size is only a hint: the file may change).
+        let size = file.metadata().map_or(0, |m| m.len()).min(limit);
+        buf.reserve_exact(usize::try_from(size).unwrap_or(0).saturating_add(1));
+        file.take(limit.saturating_add(1))
             .read_to_end(&mut buf)
             .map_err(read_error)?;
     }
@@ -328,16 +330,18 @@ pub fn load(args: &[PathBuf], options: &FileOptions) -> Result<(Snapshot, LoadSt
     };
     let mut stats = LoadStats::default();
     let mut errors = Vec::new();
+    let mut read = Vec::new();
     for part in parts {
         match part {
             Ok((name, part, part_stats)) => {
-                snapshot.extend(part);
+                read.push(part);
                 stats.files.push(name);
                 stats.add(part_stats);
             }
             Err(mut e) => errors.append(&mut e),
         }
     }
+    snapshot.extend_all(read);
     if errors.is_empty() {
         Ok((snapshot, stats))
     } else {
