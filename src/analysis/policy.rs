@@ -25,7 +25,7 @@ use crate::findings::{Finding, ResourceRef};
 use crate::istio::authorization::{action, applying, identity_gate, rule_covers_port};
 use crate::istio::config::{AuthorizationPolicy, Typed};
 use crate::istio::dataplane::{
-    Backend, Dataplane, all_backends, backend_ports, is_gateway, root_namespace,
+    Backend, Dataplane, backend_ports, is_gateway, root_namespace,
 };
 use crate::istio::mtls::{ServerDecision, ServerMode, server_mode, unused_port_levels};
 use crate::istio::routing::route_to_service;
@@ -133,7 +133,8 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
     let config = &input.config;
     let root = root_namespace(snapshot);
     let mut reported = BTreeSet::new();
-    for backend in all_backends(snapshot)
+    for backend in config
+        .backends(snapshot)
         .iter()
         .filter(|b| b.dataplane == Dataplane::Sidecar && !is_gateway(b.labels, b.spec))
     {
@@ -258,7 +259,8 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     let mut found: BTreeMap<(String, String), DenyAll<'_, '_>> = BTreeMap::new();
     // Service (`ns/name`) -> the route object that sends traffic to it, looked up once.
     let mut routes: HashMap<String, Option<String>> = HashMap::new();
-    for backend in all_backends(snapshot)
+    for backend in config
+        .backends(snapshot)
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
         .filter(|b| !is_gateway(b.labels, b.spec))

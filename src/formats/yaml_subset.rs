@@ -228,12 +228,7 @@ impl<'t> Reader<'t> {
                 self.no_continuation(indent as isize)?;
                 node
             };
-            if key == "<<" || map.contains_key(&key) {
-                // A merge key, or a duplicate: the full reader's.
-                return Err(Unsupported);
-            }
-            trees.push((key.as_str().into(), tree));
-            map.insert(key, value);
+            insert(&mut map, &mut trees, key, value, tree)?;
         }
         self.depth -= 1;
         Ok((
@@ -294,6 +289,28 @@ impl<'t> Reader<'t> {
                 children: Children::Seq(trees.into_boxed_slice()),
             },
         ))
+    }
+}
+
+/// A mapping's entry and its lines; a merge key (`<<`) or a duplicate is the full reader's.
+fn insert(
+    map: &mut Map<String, Value>,
+    trees: &mut Vec<(Box<str>, LineTree)>,
+    key: String,
+    value: Value,
+    tree: LineTree,
+) -> Read<()> {
+    if key == "<<" {
+        return Err(Unsupported);
+    }
+    let tree_key: Box<str> = key.as_str().into();
+    match map.entry(key) {
+        serde_json::map::Entry::Vacant(entry) => {
+            entry.insert(value);
+            trees.push((tree_key, tree));
+            Ok(())
+        }
+        serde_json::map::Entry::Occupied(_) => Err(Unsupported),
     }
 }
 
@@ -579,11 +596,7 @@ impl Flow<'_> {
                 self.at += 1;
                 self.spaces();
                 let (value, tree) = self.node()?;
-                if key == "<<" || map.contains_key(&key) {
-                    return Err(Unsupported);
-                }
-                trees.push((key.as_str().into(), tree));
-                map.insert(key, value);
+                insert(&mut map, &mut trees, key, value, tree)?;
                 self.spaces();
                 match self.peek().ok_or(Unsupported)? {
                     b',' => {

@@ -313,11 +313,11 @@ pub struct BackendIndex<'s> {
 }
 
 impl<'s> BackendIndex<'s> {
-    pub fn new(snapshot: &'s Snapshot) -> Self {
+    pub fn new(backends: &[Backend<'s>]) -> Self {
         let mut by_namespace: std::collections::HashMap<&'s str, Vec<Backend<'s>>> =
             Default::default();
-        for b in all_backends(snapshot) {
-            by_namespace.entry(b.namespace).or_default().push(b);
+        for b in backends {
+            by_namespace.entry(b.namespace).or_default().push(b.clone());
         }
         BackendIndex { by_namespace }
     }
