@@ -183,7 +183,10 @@ pub fn authorization_policies(input: &Input, out: &mut Vec<Finding>) {
                 let listed = source.namespaces.iter().enumerate();
                 let negated = source.not_namespaces.iter().enumerate();
                 for (k, exp) in listed.chain(negated) {
-                    let found = existing.iter().any(|n| namespace_matches(n, exp));
+                    // The name itself first (one lookup), then every namespace (a pattern,
+                    // or a name in another case).
+                    let found = existing.contains(exp.as_str())
+                        || existing.iter().any(|n| namespace_matches(n, exp));
                     if found {
                         continue;
                     }

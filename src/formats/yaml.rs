@@ -53,13 +53,13 @@ impl LineTree {
     }
 
     /// The tree reduced to the nodes on `patterns` (each a path of keys, `*` for any key and
-    /// `[]` for any item); the root's line is always kept.
-    pub fn pruned(&self, patterns: &[&[&str]]) -> LineTree {
+    /// `[]` for any item); the root's line is always kept. The kept nodes are moved, not copied.
+    pub fn pruned(self, patterns: &[&[&str]]) -> LineTree {
         let tails: Vec<&[&str]> = patterns.to_vec();
         self.pruned_by(&tails)
     }
 
-    fn pruned_by(&self, patterns: &[&[&str]]) -> LineTree {
+    fn pruned_by(self, patterns: &[&[&str]]) -> LineTree {
         let following = |segment: &dyn Fn(&str) -> bool| -> Vec<&[&str]> {
             patterns
                 .iter()
@@ -68,14 +68,18 @@ impl LineTree {
                 .map(|(_, rest)| rest)
                 .collect()
         };
-        let children = match &self.children {
+        let children = match self.children {
             Children::None => Children::None,
             Children::Map(entries) => {
                 let kept: Box<[(Box<str>, LineTree)]> = entries
-                    .iter()
+                    .into_vec()
+                    .into_iter()
                     .filter_map(|(key, child)| {
-                        let tails = following(&|s| s == "*" || s == &**key);
-                        (!tails.is_empty()).then(|| (key.clone(), child.pruned_by(&tails)))
+                        let tails = following(&|s| s == "*" || s == &*key);
+                        (!tails.is_empty()).then(|| {
+                            let child = child.pruned_by(&tails);
+                            (key, child)
+                        })
                     })
                     .collect();
                 if kept.is_empty() {
@@ -89,7 +93,13 @@ impl LineTree {
                 if tails.is_empty() {
                     Children::None
                 } else {
-                    Children::Seq(items.iter().map(|i| i.pruned_by(&tails)).collect())
+                    Children::Seq(
+                        items
+                            .into_vec()
+                            .into_iter()
+                            .map(|i| i.pruned_by(&tails))
+                            .collect(),
+                    )
                 }
             }
         };
