@@ -6,6 +6,7 @@
 //! (measured with `kubectl apply --dry-run=server`). What is not written here is
 //! [`Fault::NotChecked`]: the rule is then not said, never guessed. Pure.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::Value as Json;
@@ -95,7 +96,7 @@ impl Value {
 /// Kubernetes' escaping of property names that are not CEL identifiers: `__namespace__` is
 /// the property `namespace`, `__dash__` a `-`, `__dot__` a `.`, `__slash__` a `/`,
 /// `__underscores__` a `__`.
-fn unescape_field(name: &str) -> String {
+fn unescape_field(name: &str) -> Cow<'_, str> {
     const RESERVED: &[&str] = &[
         "true",
         "false",
@@ -122,22 +123,37 @@ fn unescape_field(name: &str) -> String {
     if let Some(inner) = name.strip_prefix("__").and_then(|n| n.strip_suffix("__"))
         && RESERVED.contains(&inner)
     {
-        return inner.to_string();
+        return Cow::Borrowed(inner);
     }
-    name.replace("__underscores__", "__")
-        .replace("__dot__", ".")
-        .replace("__dash__", "-")
-        .replace("__slash__", "/")
+    // Every escape starts with `__`: a name without one is itself.
+    if !name.contains("__") {
+        return Cow::Borrowed(name);
+    }
+    Cow::Owned(
+        name.replace("__underscores__", "__")
+            .replace("__dot__", ".")
+            .replace("__dash__", "-")
+            .replace("__slash__", "/"),
+    )
 }
 
 /// The variables in scope, innermost last.
 pub struct Scope<'a> {
-    vars: Vec<(&'a str, Value)>,
+    vars: Vec<(&'a str, Cow<'a, Value>)>,
 }
 
 impl<'a> Scope<'a> {
     pub fn new(vars: Vec<(&'a str, Value)>) -> Self {
-        Scope { vars }
+        Scope {
+            vars: vars.into_iter().map(|(n, v)| (n, Cow::Owned(v))).collect(),
+        }
+    }
+
+    /// One variable, its value borrowed (not copied).
+    pub fn one(name: &'a str, value: &'a Value) -> Self {
+        Scope {
+            vars: vec![(name, Cow::Borrowed(value))],
+        }
     }
 
     fn get(&self, name: &str) -> Option<&Value> {
@@ -145,7 +161,7 @@ impl<'a> Scope<'a> {
             .iter()
             .rev()
             .find(|(n, _)| *n == name)
-            .map(|(_, v)| v)
+            .map(|(_, v)| &**v)
     }
 }
 
@@ -167,16 +183,11 @@ pub fn eval<'a>(expr: &'a Expr, scope: &mut Scope<'a>) -> Result<Value> {
             field,
             test,
         } => {
-            let operand = eval(operand, scope)?;
-            let Value::Map(entries) = operand else {
-                return not_checked(format!("field selection on {}", operand.kind()));
-            };
-            let field = unescape_field(field);
-            match entries.into_iter().find(|(k, _)| *k == field) {
-                Some(_) if *test => Value::Bool(true),
-                None if *test => Value::Bool(false),
-                Some((_, v)) => v,
-                None => return error(format!("no such key: {field}")),
+            // A variable or a field of one is read in place: only the field selected is copied.
+            if let Some(operand) = place(operand, scope) {
+                select(operand?, field, *test)?
+            } else {
+                select(&eval(operand, scope)?, field, *test)?
             }
         }
         Expr::Index(operand, index) => {
@@ -204,15 +215,33 @@ pub fn eval<'a>(expr: &'a Expr, scope: &mut Scope<'a>) -> Result<Value> {
             function,
             args,
         } => {
-            let target = match target {
-                Some(t) => Some(eval(t, scope)?),
-                None => None,
+            // A target that is a variable or a field of one is read in place, after its
+            // arguments (read again then: they leave the scope as they found it), its errors
+            // still first.
+            let in_place = match target.as_deref().and_then(|t| place(t, scope)) {
+                Some(found) => {
+                    found?;
+                    true
+                }
+                None => false,
+            };
+            let owned = match target {
+                Some(t) if !in_place => Some(eval(t, scope)?),
+                _ => None,
             };
             let mut values = Vec::with_capacity(args.len());
             for a in args {
                 values.push(eval(a, scope)?);
             }
-            call(target, function, values)?
+            let this = match (&owned, target) {
+                (Some(v), _) => Some(v),
+                (None, Some(t)) => match place(t, scope) {
+                    Some(found) => Some(found?),
+                    None => unreachable!("a target read in place before"),
+                },
+                (None, None) => None,
+            };
+            call(this, function, values)?
         }
         Expr::List(items) => {
             let mut out = Vec::with_capacity(items.len());
@@ -265,6 +294,46 @@ pub fn eval<'a>(expr: &'a Expr, scope: &mut Scope<'a>) -> Result<Value> {
     })
 }
 
+/// The value of a variable or of a field of one (`self.spec.port`), in place; `None` for any
+/// other expression (evaluated by [`eval`]). The same errors as [`eval`].
+fn place<'v>(expr: &Expr, scope: &'v Scope<'_>) -> Option<Result<&'v Value>> {
+    Some(match expr {
+        Expr::Ident(name) => match scope.get(name) {
+            Some(v) => Ok(v),
+            None => not_checked(format!("unknown name {name}")),
+        },
+        Expr::Select {
+            operand,
+            field,
+            test: false,
+        } => place(operand, scope)?.and_then(|operand| {
+            let Value::Map(entries) = operand else {
+                return not_checked(format!("field selection on {}", operand.kind()));
+            };
+            let field = unescape_field(field);
+            match entries.iter().find(|(k, _)| *k == field) {
+                Some((_, v)) => Ok(v),
+                None => error(format!("no such key: {field}")),
+            }
+        }),
+        _ => return None,
+    })
+}
+
+/// `operand.field`, or `has(operand.field)` when `test`.
+fn select(operand: &Value, field: &str, test: bool) -> Result<Value> {
+    let Value::Map(entries) = operand else {
+        return not_checked(format!("field selection on {}", operand.kind()));
+    };
+    let field = unescape_field(field);
+    Ok(match entries.iter().find(|(k, _)| *k == field) {
+        Some(_) if test => Value::Bool(true),
+        None if test => Value::Bool(false),
+        Some((_, v)) => v.clone(),
+        None => return error(format!("no such key: {field}")),
+    })
+}
+
 fn as_bool(v: Result<Value>) -> Result<bool> {
     match v? {
         Value::Bool(b) => Ok(b),
@@ -303,7 +372,7 @@ fn comprehension<'a>(
         other => return not_checked(format!("a macro over {}", other.kind())),
     };
     let run = |item: Value, scope: &mut Scope<'a>| {
-        scope.vars.push((var, item));
+        scope.vars.push((var, Cow::Owned(item)));
         let out = eval(body, scope);
         scope.vars.pop();
         out
@@ -491,16 +560,15 @@ pub const FUNCTIONS: &[&str] = &[
     "isIP",
 ];
 
-fn call(target: Option<Value>, function: &str, args: Vec<Value>) -> Result<Value> {
+fn call(target: Option<&Value>, function: &str, args: Vec<Value>) -> Result<Value> {
     // A global call with its receiver as first argument is the same function (`size(x)`).
-    let (this, args) = match target {
-        Some(t) => (t, args),
+    let (this, args): (&Value, &[Value]) = match target {
+        Some(t) => (t, &args),
         None => {
-            let mut args = args.into_iter();
-            let Some(first) = args.next() else {
+            let Some((first, rest)) = args.split_first() else {
                 return not_checked(format!("{function}()"));
             };
-            (first, args.collect())
+            (first, rest)
         }
     };
     let text = match &this {
@@ -515,7 +583,7 @@ fn call(target: Option<Value>, function: &str, args: Vec<Value>) -> Result<Value
         Some(Value::Int(n)) => Some(*n),
         _ => None,
     };
-    Ok(match (function, &this, args.len()) {
+    Ok(match (function, this, args.len()) {
         ("size", Value::Str(s), 0) => Value::Int(s.chars().count() as i64),
         ("size", Value::List(items), 0) => Value::Int(items.len() as i64),
         ("size", Value::Map(entries), 0) => Value::Int(entries.len() as i64),

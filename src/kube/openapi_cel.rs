@@ -51,11 +51,14 @@ fn compiled(rule: &str) -> Compiled {
             std::cell::RefCell::new(HashMap::new());
     }
     CACHE.with(|cache| {
+        if let Some(found) = cache.borrow().get(rule) {
+            return found.clone();
+        }
+        let compiled = compile(rule);
         cache
             .borrow_mut()
-            .entry(rule.to_string())
-            .or_insert_with(|| compile(rule))
-            .clone()
+            .insert(rule.to_string(), compiled.clone());
+        compiled
     })
 }
 
@@ -124,13 +127,15 @@ pub fn validate(schema: &Json, value: &Json, path: &mut Vec<Step>, out: &mut Vec
     if value.is_null() {
         return;
     }
+    // The value as CEL sees it, made once for all the node's rules.
+    let mut this: Option<Value> = None;
     for rule in schema
         .get("x-kubernetes-validations")
         .and_then(Json::as_array)
         .into_iter()
         .flatten()
     {
-        if let Some(error) = run_rule(schema, rule, value, path) {
+        if let Some(error) = run_rule(schema, rule, value, &mut this, path) {
             out.push(error);
         }
     }
@@ -163,13 +168,19 @@ pub fn validate(schema: &Json, value: &Json, path: &mut Vec<Step>, out: &mut Vec
     }
 }
 
-fn run_rule(schema: &Json, rule: &Json, value: &Json, path: &[Step]) -> Option<SchemaError> {
+fn run_rule(
+    schema: &Json,
+    rule: &Json,
+    value: &Json,
+    this: &mut Option<Value>,
+    path: &[Step],
+) -> Option<SchemaError> {
     let text = rule.get("rule").and_then(Json::as_str)?;
     let Compiled::Rule(expr) = compiled(text) else {
         return None;
     };
-    let this = Value::from_json(value);
-    let mut scope = Scope::new(vec![("self", this.clone())]);
+    let this: &Value = this.get_or_insert_with(|| Value::from_json(value));
+    let mut scope = Scope::one("self", this);
     let result = cel_eval::eval(&expr, &mut scope);
     let message = rule
         .get("message")
@@ -229,11 +240,11 @@ fn run_rule(schema: &Json, rule: &Json, value: &Json, path: &[Step]) -> Option<S
 
 /// A `messageExpression`'s text, when it gives one the API server uses (a string, not blank,
 /// on one line).
-fn message_expression(expression: &str, this: Value) -> Option<String> {
+fn message_expression(expression: &str, this: &Value) -> Option<String> {
     let Compiled::Rule(expr) = compiled(expression) else {
         return None;
     };
-    let mut scope = Scope::new(vec![("self", this)]);
+    let mut scope = Scope::one("self", this);
     match cel_eval::eval(&expr, &mut scope) {
         Ok(Value::Str(s)) if !s.trim().is_empty() && !s.contains(['\n', '\r']) => Some(s),
         _ => None,
