@@ -11,6 +11,26 @@ pub enum Step {
     MapKey(String),
 }
 
+/// One step of a path being walked, its key borrowed from the value walked: made a [`Step`]
+/// only for an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepRef<'a> {
+    Key(&'a str),
+    Index(usize),
+    MapKey(&'a str),
+}
+
+/// A walked path as its [`Step`]s.
+pub fn owned(path: &[StepRef]) -> Vec<Step> {
+    path.iter()
+        .map(|step| match *step {
+            StepRef::Key(k) => Step::Key(k.to_string()),
+            StepRef::Index(i) => Step::Index(i),
+            StepRef::MapKey(k) => Step::MapKey(k.to_string()),
+        })
+        .collect()
+}
+
 /// A field path as the API server prints it: `spec.http[0].timeout`.
 pub fn path_text(path: &[Step]) -> String {
     let mut out = String::new();

@@ -15,12 +15,15 @@
 //! each by [`cel_rules`]. Pure: the schema files are compiled
 //! in.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use super::field_path::{StepRef, owned};
 use super::object_rules::go_quote;
+use super::openapi_node::Node;
 use super::openapi_rules::{format_ok, list_duplicates};
 
 /// The schema files, one per release.
@@ -32,36 +35,64 @@ const FILES: &[&str] = &[
 /// The releases whose schemas are compiled in (for `--list-analyzers` and the docs).
 pub const RELEASES: &[&str] = &["Istio 1.31.0-dev-eed52ebb", "Gateway API v1.6.0 (standard)"];
 
+/// A kind's schema: its JSON, and its `spec`'s nodes, compiled on first use.
+pub struct Schema {
+    raw: Value,
+    spec: OnceLock<Option<Node<'static>>>,
+}
+
+impl Schema {
+    /// The nodes of the `spec` (`None` when the schema has no `spec`).
+    fn spec(&'static self) -> Option<&'static Node<'static>> {
+        self.spec
+            .get_or_init(|| self.raw.pointer("/properties/spec").map(Node::compile))
+            .as_ref()
+    }
+}
+
 struct Catalog {
-    /// `group/version/Kind` -> the object's schema.
-    kinds: HashMap<String, Value>,
+    /// The schemas of every file, each once.
+    schemas: Vec<Schema>,
+    /// `group/version/Kind` -> the index of the object's schema.
+    kinds: HashMap<String, usize>,
 }
 
 fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let mut kinds = HashMap::new();
+        let (mut schemas, mut kinds) = (Vec::new(), HashMap::new());
         for file in FILES {
             // The files are ours and tested (`tests`): a broken one is a build mistake.
-            let Ok(doc) = serde_json::from_str::<Value>(file) else {
+            let Ok(mut doc) = serde_json::from_str::<Value>(file) else {
                 continue;
             };
-            let schemas = doc["schemas"].as_array().cloned().unwrap_or_default();
+            let first = schemas.len();
+            let in_file = match doc["schemas"].take() {
+                Value::Array(items) => items,
+                _ => Vec::new(),
+            };
+            let count = in_file.len();
+            schemas.extend(in_file.into_iter().map(|raw| Schema {
+                raw,
+                spec: OnceLock::new(),
+            }));
             if let Some(map) = doc["kinds"].as_object() {
                 for (key, at) in map {
-                    if let Some(schema) = at.as_u64().and_then(|i| schemas.get(i as usize)) {
-                        kinds.insert(key.clone(), schema.clone());
+                    if let Some(i) = at.as_u64().filter(|i| (*i as usize) < count) {
+                        kinds.insert(key.clone(), first + i as usize);
                     }
                 }
             }
         }
-        Catalog { kinds }
+        Catalog { schemas, kinds }
     })
 }
 
 /// The schema of a kind's object, when one of the compiled-in CRDs defines it.
-pub fn schema_of(api_version: &str, kind: &str) -> Option<&'static Value> {
-    catalog().kinds.get(&format!("{api_version}/{kind}"))
+pub fn schema_of(api_version: &str, kind: &str) -> Option<&'static Schema> {
+    let catalog = catalog();
+    let at = *catalog.kinds.get(&format!("{api_version}/{kind}"))?;
+    catalog.schemas.get(at)
 }
 
 /// One CEL rule of a compiled-in kind.
@@ -104,7 +135,12 @@ pub fn cel_rules() -> Vec<CelRule> {
         }
     }
     let mut out = Vec::new();
-    let mut kinds: Vec<(&String, &Value)> = catalog().kinds.iter().collect();
+    let catalog = catalog();
+    let mut kinds: Vec<(&String, &Value)> = catalog
+        .kinds
+        .iter()
+        .map(|(k, at)| (k, &catalog.schemas[*at].raw))
+        .collect();
     kinds.sort_by_key(|(k, _)| *k);
     for (kind, schema) in kinds {
         walk(schema, kind, &mut out);
@@ -116,11 +152,11 @@ pub use super::field_path::{SchemaError, Step, path_text};
 
 /// The errors of an object's `spec` against its kind's schema. Unknown fields come alone, as
 /// the API server refuses the object on decoding, before it validates anything else.
-pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
-    let Some(spec_schema) = schema.pointer("/properties/spec") else {
+pub fn validate_spec(schema: &'static Schema, spec: &Value) -> Vec<SchemaError> {
+    let Some(spec_schema) = schema.spec() else {
         return Vec::new();
     };
-    let mut path = vec![Step::Key("spec".into())];
+    let mut path = vec![StepRef::Key("spec")];
     let mut unknown = Vec::new();
     unknown_fields(spec_schema, spec, &mut path, &mut unknown);
     if !unknown.is_empty() {
@@ -128,9 +164,15 @@ pub fn validate_spec(schema: &Value, spec: &Value) -> Vec<SchemaError> {
     }
     let mut out = Vec::new();
     if !spec.is_null() {
-        let mut defaulted = spec.clone();
-        drop_null_fields(&mut defaulted);
-        fill_defaults(spec_schema, &mut defaulted);
+        // Copied only when a null field is to be dropped or a default filled in.
+        let defaulted = if has_null_field(spec) || needs_defaults(spec_schema, spec) {
+            let mut defaulted = spec.clone();
+            drop_null_fields(&mut defaulted);
+            fill_defaults(spec_schema, &mut defaulted);
+            Cow::Owned(defaulted)
+        } else {
+            Cow::Borrowed(spec)
+        };
         check(spec_schema, &defaulted, &mut path, &mut out);
         // The CEL rules run only when no error "blocks" them (apiextensions'
         // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
@@ -152,6 +194,15 @@ fn blocks_cel(error: &SchemaError) -> bool {
         || m.contains(" in body must be of type ")
 }
 
+/// True when a field or map entry somewhere in the value is `null`.
+fn has_null_field(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.values().any(|v| v.is_null() || has_null_field(v)),
+        Value::Array(items) => items.iter().any(has_null_field),
+        _ => false,
+    }
+}
+
 /// A field or map entry whose value is `null` is left out of what `kubectl apply` sends
 /// (measured: `portLevelMtls: {"8080": null}` is an empty map to the API server), at every
 /// level; a `null` list item stays, and the schema says whether it may.
@@ -166,28 +217,50 @@ fn drop_null_fields(value: &mut Value) {
     }
 }
 
-/// The API server's structural defaulting: an absent property with a `default` gets it, at
-/// every level of the object (in list items and map values too).
-fn fill_defaults(schema: &Value, value: &mut Value) {
+/// True when [`fill_defaults`] would fill in a default somewhere in the value.
+fn needs_defaults(schema: &Node, value: &Value) -> bool {
+    if !schema.defaults_below {
+        return false;
+    }
     match value {
         Value::Object(map) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            for (key, sub) in properties.into_iter().flatten() {
-                if let Some(default) = sub.get("default")
-                    && !map.contains_key(key)
-                {
-                    map.insert(key.clone(), default.clone());
+            schema
+                .defaults
+                .iter()
+                .any(|(key, _)| !map.contains_key(*key))
+                || map
+                    .iter()
+                    .any(|(key, v)| schema.field(key).is_some_and(|sub| needs_defaults(sub, v)))
+        }
+        Value::Array(items) => schema
+            .items
+            .as_deref()
+            .is_some_and(|sub| items.iter().any(|i| needs_defaults(sub, i))),
+        _ => false,
+    }
+}
+
+/// The API server's structural defaulting: an absent property with a `default` gets it, at
+/// every level of the object (in list items and map values too).
+fn fill_defaults(schema: &Node, value: &mut Value) {
+    if !schema.defaults_below {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, default) in &schema.defaults {
+                if !map.contains_key(*key) {
+                    map.insert(key.to_string(), (*default).clone());
                 }
             }
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
             for (key, v) in map.iter_mut() {
-                if let Some(sub) = properties.and_then(|p| p.get(key)).or(additional) {
+                if let Some(sub) = schema.field(key) {
                     fill_defaults(sub, v);
                 }
             }
         }
         Value::Array(items) => {
-            if let Some(sub) = schema.get("items") {
+            if let Some(sub) = schema.items.as_deref() {
                 items.iter_mut().for_each(|i| fill_defaults(sub, i));
             }
         }
@@ -195,15 +268,19 @@ fn fill_defaults(schema: &Value, value: &mut Value) {
     }
 }
 
-fn child(path: &[Step], step: Step) -> Vec<Step> {
-    let mut p = path.to_vec();
+fn child(path: &[StepRef], step: Step) -> Vec<Step> {
+    let mut p = owned(path);
     p.push(step);
     p
 }
 
 /// `path` with `step` added for the time of `f` (the one path of a walk, never copied but
 /// for an error).
-fn under<R>(path: &mut Vec<Step>, step: Step, f: impl FnOnce(&mut Vec<Step>) -> R) -> R {
+fn under<'v, R>(
+    path: &mut Vec<StepRef<'v>>,
+    step: StepRef<'v>,
+    f: impl FnOnce(&mut Vec<StepRef<'v>>) -> R,
+) -> R {
     path.push(step);
     let result = f(path);
     path.pop();
@@ -211,32 +288,26 @@ fn under<R>(path: &mut Vec<Step>, step: Step, f: impl FnOnce(&mut Vec<Step>) -> 
 }
 
 /// A path's text (`spec.http[0].route`), made only when shown: most values have no error.
-struct PathText<'p>(&'p [Step]);
+struct PathText<'p, 'v>(&'p [StepRef<'v>]);
 
-impl std::fmt::Display for PathText<'_> {
+impl std::fmt::Display for PathText<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&path_text(self.0))
+        f.write_str(&path_text(&owned(self.0)))
     }
 }
 
-fn preserves_unknown(schema: &Value) -> bool {
-    schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
-}
-
-fn unknown_fields(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<SchemaError>) {
+fn unknown_fields<'v>(
+    schema: &Node,
+    value: &'v Value,
+    path: &mut Vec<StepRef<'v>>,
+    out: &mut Vec<SchemaError>,
+) {
     match value {
         Value::Object(map) => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties");
             for (key, v) in map {
-                let sub = properties
-                    .and_then(|p| p.get(key))
-                    .or(additional.filter(|a| a.is_object()));
-                if let Some(sub) = sub {
-                    under(path, Step::Key(key.clone()), |p| {
-                        unknown_fields(sub, v, p, out)
-                    });
-                } else if properties.is_some() && !preserves_unknown(schema) {
+                if let Some(sub) = schema.field(key) {
+                    under(path, StepRef::Key(key), |p| unknown_fields(sub, v, p, out));
+                } else if schema.properties.is_some() && !schema.preserves_unknown {
                     let here = child(path, Step::Key(key.clone()));
                     out.push(SchemaError {
                         message: format!(
@@ -249,9 +320,11 @@ fn unknown_fields(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut
             }
         }
         Value::Array(items) => {
-            if let Some(sub) = schema.get("items") {
+            if let Some(sub) = schema.items.as_deref() {
                 for (i, item) in items.iter().enumerate() {
-                    under(path, Step::Index(i), |p| unknown_fields(sub, item, p, out));
+                    under(path, StepRef::Index(i), |p| {
+                        unknown_fields(sub, item, p, out)
+                    });
                 }
             }
         }
@@ -293,24 +366,28 @@ fn shown(value: &Value) -> String {
     }
 }
 
-fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<SchemaError>) {
+fn check<'v>(
+    schema: &Node,
+    value: &'v Value,
+    path: &mut Vec<StepRef<'v>>,
+    out: &mut Vec<SchemaError>,
+) {
     // The checks of this node (the path is read, not extended); its children's below.
     {
         let at = PathText(path);
         let mut push = |message: String| {
             out.push(SchemaError {
-                path: path.to_vec(),
+                path: owned(path),
                 message,
             })
         };
         if value.is_null() {
             // Only a list item can be null here (fields and map entries that are null are not
             // sent): refused unless the schema makes it nullable, as any value of the wrong type.
-            let nullable = schema.get("nullable") == Some(&Value::Bool(true))
-                || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
-            if let Some(expected) = schema.get("type").and_then(Value::as_str)
+            let nullable = schema.nullable || schema.int_or_string;
+            if let Some(expected) = schema.ty
                 && !nullable
-                && matches!(path.last(), Some(Step::Index(_)))
+                && matches!(path.last(), Some(StepRef::Index(_)))
             {
                 push(format!(
                     "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
@@ -318,19 +395,17 @@ fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<Sche
             }
             return;
         }
-        let int_or_string = schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
         // A value of the wrong type is also checked against the enum (measured: both are said).
         let wrong_type = schema
-            .get("type")
-            .and_then(Value::as_str)
-            .filter(|expected| !int_or_string && !fits(expected, value));
+            .ty
+            .filter(|expected| !schema.int_or_string && !fits(expected, value));
         if let Some(expected) = wrong_type {
             let actual = type_of(value);
             push(format!(
                 "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
             ));
         }
-        if let Some(options) = schema.get("enum").and_then(Value::as_array)
+        if let Some(options) = schema.enumeration
             && !options.contains(value)
         {
             let supported: Vec<String> = options.iter().map(shown).collect();
@@ -348,14 +423,14 @@ fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<Sche
             Value::Number(n) => number_rules(schema, n, &at, &mut push),
             Value::Array(items) => {
                 let n = items.len() as u64;
-                if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+                if let Some(max) = schema.max_items
                     && n > max
                 {
                     push(format!(
                         "{at}: Too many: {n}: must have at most {max} items"
                     ));
                 }
-                if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+                if let Some(min) = schema.min_items
                     && n < min
                 {
                     push(format!(
@@ -370,43 +445,42 @@ fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<Sche
         object_rules(schema, map, path, out);
     }
     if let Value::Array(items) = value {
-        if let Some(sub) = schema.get("items") {
+        if let Some(sub) = schema.items.as_deref() {
             for (i, item) in items.iter().enumerate() {
-                under(path, Step::Index(i), |p| check(sub, item, p, out));
+                under(path, StepRef::Index(i), |p| check(sub, item, p, out));
             }
         }
-        for (i, shown) in list_duplicates(schema, items) {
-            let here = child(path, Step::Index(i));
-            out.push(SchemaError {
-                message: format!("{}: Duplicate value: {shown}", path_text(&here)),
-                path: here,
-            });
+        if schema.keyed_list
+            && let Some(raw) = schema.raw
+        {
+            for (i, shown) in list_duplicates(raw, items) {
+                let here = child(path, Step::Index(i));
+                out.push(SchemaError {
+                    message: format!("{}: Duplicate value: {shown}", path_text(&here)),
+                    path: here,
+                });
+            }
         }
     }
-    for sub in schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for sub in &schema.all_of {
         check(sub, value, path, out);
     }
-    if let Some(not) = schema.get("not")
+    if let Some(not) = schema.not.as_deref()
         && is_valid(not, value)
     {
         out.push(SchemaError {
-            path: path.to_vec(),
+            path: owned(path),
             message: format!(
                 "<nil>: Invalid value: \"\": \"{}\" must not validate the schema (not)",
                 PathText(path)
             ),
         });
     }
-    if let Some(alternatives) = schema.get("anyOf").and_then(Value::as_array)
+    if let Some(alternatives) = &schema.any_of
         && !alternatives.iter().any(|s| is_valid(s, value))
     {
         out.push(SchemaError {
-            path: path.to_vec(),
+            path: owned(path),
             message: format!(
                 "<nil>: Invalid value: \"\": \"{}\" must validate at least one schema (anyOf)",
                 PathText(path)
@@ -414,7 +488,7 @@ fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<Sche
         });
         closest_failure(alternatives, value, path, out);
     }
-    if let Some(alternatives) = schema.get("oneOf").and_then(Value::as_array) {
+    if let Some(alternatives) = &schema.one_of {
         let valid = alternatives.iter().filter(|s| is_valid(s, value)).count();
         let found = match valid {
             0 => "Found none valid".to_string(),
@@ -423,7 +497,7 @@ fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<Sche
         };
         if valid != 1 {
             out.push(SchemaError {
-                path: path.to_vec(),
+                path: owned(path),
                 message: format!(
                     "<nil>: Invalid value: \"\": \"{}\" must validate one and only one schema (oneOf). {found}",
                     PathText(path)
@@ -438,24 +512,22 @@ fn check(schema: &Value, value: &Value, path: &mut Vec<Step>, out: &mut Vec<Sche
 
 /// The errors of the alternative that came closest (kube-openapi's "best failures": the most
 /// checks passed, here the most of the value's properties valid; the first on a tie).
-fn closest_failure(
-    alternatives: &[Value],
-    value: &Value,
-    path: &mut Vec<Step>,
+fn closest_failure<'v>(
+    alternatives: &[Node],
+    value: &'v Value,
+    path: &mut Vec<StepRef<'v>>,
     out: &mut Vec<SchemaError>,
 ) {
-    let passed = |alternative: &Value| -> usize {
-        let (Some(properties), Some(map)) = (
-            alternative.get("properties").and_then(Value::as_object),
-            value.as_object(),
-        ) else {
+    let passed = |alternative: &Node| -> usize {
+        let (Some(properties), Some(map)) = (alternative.properties.as_ref(), value.as_object())
+        else {
             return 0;
         };
         map.iter()
-            .filter(|(k, v)| properties.get(*k).is_some_and(|s| is_valid(s, v)))
+            .filter(|(k, v)| properties.get(k).is_some_and(|s| is_valid(s, v)))
             .count()
     };
-    let mut best: Option<(&Value, usize)> = None;
+    let mut best: Option<(&Node, usize)> = None;
     for alternative in alternatives {
         let score = passed(alternative);
         if best.is_none_or(|(_, b)| score > b) {
@@ -468,62 +540,50 @@ fn closest_failure(
 }
 
 /// True when the value meets the schema (for `oneOf`, `anyOf` and `not`).
-fn is_valid(schema: &Value, value: &Value) -> bool {
+fn is_valid(schema: &Node, value: &Value) -> bool {
     let mut errors = Vec::new();
     check(schema, value, &mut Vec::new(), &mut errors);
     errors.is_empty()
 }
 
-fn object_rules(
-    schema: &Value,
-    map: &Map<String, Value>,
-    path: &mut Vec<Step>,
+fn object_rules<'v>(
+    schema: &Node,
+    map: &'v Map<String, Value>,
+    path: &mut Vec<StepRef<'v>>,
     out: &mut Vec<SchemaError>,
 ) {
     let at = PathText(path);
-    let properties = schema.get("properties").and_then(Value::as_object);
-    for key in schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
-        let defaulted = properties
-            .and_then(|p| p.get(key))
-            .is_some_and(|p| p.get("default").is_some());
-        if !map.contains_key(key) && !defaulted {
+    for (key, defaulted) in &schema.required {
+        if !map.contains_key(*key) && !defaulted {
             let here = child(path, Step::Key(key.to_string()));
             out.push(SchemaError {
                 message: format!("{}: Required value", path_text(&here)),
-                path: path.to_vec(),
+                path: owned(path),
             });
         }
     }
     let n = map.len() as u64;
-    if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+    if let Some(max) = schema.max_properties
         && n > max
     {
         out.push(SchemaError {
-            path: path.to_vec(),
+            path: owned(path),
             message: format!("{at}: Too many: {n}: must have at most {max} items"),
         });
     }
-    if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+    if let Some(min) = schema.min_properties
         && n < min
     {
         out.push(SchemaError {
-            path: path.to_vec(),
+            path: owned(path),
             message: format!(
                 "{at}: Invalid value: {n}: {at} in body should have at least {min} properties"
             ),
         });
     }
-    let additional = schema.get("additionalProperties").filter(|a| a.is_object());
     for (key, v) in map {
-        let sub = properties.and_then(|p| p.get(key)).or(additional);
-        if let Some(sub) = sub {
-            under(path, Step::Key(key.clone()), |p| check(sub, v, p, out));
+        if let Some(sub) = schema.field(key) {
+            under(path, StepRef::Key(key), |p| check(sub, v, p, out));
         }
     }
 }
@@ -531,20 +591,21 @@ fn object_rules(
 /// The first of `maxLength`, `minLength` and `pattern` that fails, as the API server says only
 /// that one (measured: an empty string below `minLength` is not also said not to match), and
 /// the `format`.
-fn string_rules(schema: &Value, s: &str, at: &PathText, push: &mut impl FnMut(String)) {
-    let chars = s.chars().count() as u64;
-    if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-        && chars > max
+fn string_rules(schema: &Node, s: &str, at: &PathText, push: &mut impl FnMut(String)) {
+    // Counted only when a length is checked.
+    let chars = || s.chars().count() as u64;
+    if let Some(max) = schema.max_length
+        && chars() > max
     {
         push(format!("{at}: Too long: may not be more than {max} bytes"));
-    } else if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-        && chars < min
+    } else if let Some(min) = schema.min_length
+        && chars() < min
     {
         push(format!(
             "{at}: Invalid value: {}: {at} in body should be at least {min} chars long",
             go_quote(s)
         ));
-    } else if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+    } else if let Some(pattern) = schema.pattern
         && !matches_pattern(pattern, s)
     {
         push(format!(
@@ -553,7 +614,7 @@ fn string_rules(schema: &Value, s: &str, at: &PathText, push: &mut impl FnMut(St
         ));
     }
     // The format is a check of its own, said beside the first of the others.
-    if let Some(format) = schema.get("format").and_then(Value::as_str)
+    if let Some(format) = schema.format
         && format_ok(format, s) == Some(false)
     {
         let quoted = go_quote(s);
@@ -570,14 +631,12 @@ fn matches_pattern(pattern: &str, s: &str) -> bool {
 }
 
 fn number_rules(
-    schema: &Value,
+    schema: &Node,
     n: &serde_json::Number,
     at: &PathText,
     push: &mut impl FnMut(String),
 ) {
     let Some(v) = n.as_f64() else { return };
-    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
-    let exclusive = |key: &str| schema.get(key) == Some(&Value::Bool(true));
     let show = |b: f64| {
         if b.fract() == 0.0 {
             format!("{}", b as i64)
@@ -585,8 +644,8 @@ fn number_rules(
             b.to_string()
         }
     };
-    if let Some(min) = bound("minimum") {
-        if exclusive("exclusiveMinimum") && v <= min {
+    if let Some(min) = schema.minimum {
+        if schema.exclusive_minimum && v <= min {
             push(format!(
                 "{at}: Invalid value: {n}: {at} in body should be greater than {}",
                 show(min)
@@ -598,8 +657,8 @@ fn number_rules(
             ));
         }
     }
-    if let Some(max) = bound("maximum") {
-        if exclusive("exclusiveMaximum") && v >= max {
+    if let Some(max) = schema.maximum {
+        if schema.exclusive_maximum && v >= max {
             push(format!(
                 "{at}: Invalid value: {n}: {at} in body should be less than {}",
                 show(max)

@@ -10,13 +10,14 @@
 //! [`super::cel_eval`] does not have, or that it cannot judge on a value, says nothing. Pure.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
 use super::cel::{self, Expr};
 use super::cel_eval::{self, FUNCTIONS, Fault, Scope, Value};
-use super::field_path::{SchemaError, Step, path_text};
+use super::field_path::{SchemaError, Step, StepRef, owned, path_text};
+use super::openapi_node::Node;
 
 /// What mesh-doctor does with one rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,7 +41,7 @@ pub fn status(rule: &str) -> Status {
 
 #[derive(Clone)]
 enum Compiled {
-    Rule(Rc<Expr>),
+    Rule(Arc<Expr>),
     Transition,
     Unsupported(String),
 }
@@ -75,7 +76,7 @@ fn compile(rule: &str) -> Compiled {
     if let Some(f) = functions.iter().find(|f| !FUNCTIONS.contains(&f.as_str())) {
         return Compiled::Unsupported(format!("calls {f}()"));
     }
-    Compiled::Rule(Rc::new(expr))
+    Compiled::Rule(Arc::new(expr))
 }
 
 /// The names and the functions an expression uses.
@@ -121,32 +122,60 @@ fn walk(expr: &Expr, names: &mut Vec<String>, functions: &mut Vec<String>) {
     }
 }
 
-/// The errors of the CEL rules of `schema` (the spec's schema) on `value` (the spec with its
-/// defaults filled in) at `path`.
-pub fn validate(schema: &Json, value: &Json, path: &mut Vec<Step>, out: &mut Vec<SchemaError>) {
-    if value.is_null() {
-        return;
-    }
-    // The value as CEL sees it, made once for all the node's rules.
-    let mut this: Option<Value> = None;
-    for rule in schema
-        .get("x-kubernetes-validations")
-        .and_then(Json::as_array)
+/// One rule of a schema node that runs (not a transition rule, no function missing), read.
+pub struct Rule<'s> {
+    /// The rule's JSON (`message`, `fieldPath`, ... read when it fails).
+    raw: &'s Json,
+    /// The rule's text.
+    text: &'s str,
+    expr: Arc<Expr>,
+}
+
+/// The rules of a node's `x-kubernetes-validations` that run, in order.
+pub fn rules_of(validations: &Json) -> Vec<Rule<'_>> {
+    validations
+        .as_array()
         .into_iter()
         .flatten()
-    {
-        if let Some(error) = run_rule(schema, rule, value, &mut this, path) {
-            out.push(error);
+        .filter_map(|raw| {
+            let text = raw.get("rule").and_then(Json::as_str)?;
+            match compiled(text) {
+                Compiled::Rule(expr) => Some(Rule { raw, text, expr }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The errors of the CEL rules of `schema` (the spec's schema) on `value` (the spec with its
+/// defaults filled in) at `path`.
+pub fn validate<'v>(
+    schema: &Node,
+    value: &'v Json,
+    path: &mut Vec<StepRef<'v>>,
+    out: &mut Vec<SchemaError>,
+) {
+    // A node with no rule at or under it says nothing.
+    if value.is_null() || !schema.rules_below {
+        return;
+    }
+    if !schema.rules.is_empty() {
+        // The value as CEL sees it, made once for all the node's rules.
+        let this = Value::from_json(value);
+        for rule in &schema.rules {
+            if let Some(error) = run_rule(schema, rule, &this, path) {
+                out.push(error);
+            }
         }
     }
     match value {
         Json::Object(map) => {
-            let properties = schema.get("properties").and_then(Json::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            let properties = schema.properties.as_ref();
+            let additional = schema.additional.as_deref();
             for (key, v) in map {
                 let (sub, step) = match properties.and_then(|p| p.get(key)) {
-                    Some(sub) => (Some(sub), Step::Key(key.clone())),
-                    None => (additional, Step::MapKey(key.clone())),
+                    Some(sub) => (Some(sub), StepRef::Key(key)),
+                    None => (additional, StepRef::MapKey(key)),
                 };
                 if let Some(sub) = sub {
                     path.push(step);
@@ -156,9 +185,9 @@ pub fn validate(schema: &Json, value: &Json, path: &mut Vec<Step>, out: &mut Vec
             }
         }
         Json::Array(items) => {
-            if let Some(sub) = schema.get("items") {
+            if let Some(sub) = schema.items.as_deref() {
                 for (i, item) in items.iter().enumerate() {
-                    path.push(Step::Index(i));
+                    path.push(StepRef::Index(i));
                     validate(sub, item, path, out);
                     path.pop();
                 }
@@ -168,32 +197,19 @@ pub fn validate(schema: &Json, value: &Json, path: &mut Vec<Step>, out: &mut Vec
     }
 }
 
-fn run_rule(
-    schema: &Json,
-    rule: &Json,
-    value: &Json,
-    this: &mut Option<Value>,
-    path: &[Step],
-) -> Option<SchemaError> {
-    let text = rule.get("rule").and_then(Json::as_str)?;
-    let Compiled::Rule(expr) = compiled(text) else {
-        return None;
-    };
-    let this: &Value = this.get_or_insert_with(|| Value::from_json(value));
+fn run_rule(schema: &Node, rule: &Rule, this: &Value, path: &[StepRef]) -> Option<SchemaError> {
+    let (raw, text) = (rule.raw, rule.text);
     let mut scope = Scope::one("self", this);
-    let result = cel_eval::eval(&expr, &mut scope);
-    let message = rule
+    let result = cel_eval::eval(&rule.expr, &mut scope);
+    let message = raw
         .get("message")
         .and_then(Json::as_str)
         .map(str::trim)
         .filter(|m| !m.is_empty());
-    // The rule as an error names it: its message, else its text.
-    let named = message.map_or_else(|| text.trim().to_string(), str::to_string);
-    let shown_type = schema.get("type").and_then(Json::as_str).unwrap_or("");
-    let mut at = path.to_vec();
+    let shown_type = schema.ty.unwrap_or("");
     let detail = match result {
         Ok(Value::Bool(false)) => {
-            let from_expression = rule
+            let from_expression = raw
                 .get("messageExpression")
                 .and_then(Json::as_str)
                 .and_then(|m| message_expression(m, this));
@@ -204,18 +220,22 @@ fn run_rule(
             }
         }
         Err(Fault::Error(why)) => {
+            // The rule as an error names it: its message, else its text.
+            let named = message.map_or_else(|| text.trim().to_string(), str::to_string);
+            let path = owned(path);
             return Some(SchemaError {
                 message: format!(
                     "{}: Invalid value: \"{shown_type}\": {why} evaluating rule: {named}",
-                    path_text(path)
+                    path_text(&path)
                 ),
-                path: path.to_vec(),
+                path,
             });
         }
         // True, not a bool, or not judged here.
         _ => return None,
     };
-    if let Some(field_path) = rule.get("fieldPath").and_then(Json::as_str) {
+    let mut at = owned(path);
+    if let Some(field_path) = raw.get("fieldPath").and_then(Json::as_str) {
         // A plain `.a.b` path; another form is not judged.
         let steps: Vec<&str> = field_path.strip_prefix('.')?.split('.').collect();
         if steps
@@ -227,7 +247,7 @@ fn run_rule(
         at.extend(steps.iter().map(|s| Step::Key(s.to_string())));
     }
     let where_ = path_text(&at);
-    let message = match rule.get("reason").and_then(Json::as_str) {
+    let message = match raw.get("reason").and_then(Json::as_str) {
         None | Some("FieldValueInvalid") => {
             format!("{where_}: Invalid value: \"{shown_type}\": {detail}")
         }
@@ -259,9 +279,9 @@ mod tests {
     fn errors(schema: Json, value: Json) -> Vec<String> {
         let mut out = Vec::new();
         validate(
-            &schema,
+            &Node::compile(&schema),
             &value,
-            &mut vec![Step::Key("spec".into())],
+            &mut vec![StepRef::Key("spec")],
             &mut out,
         );
         out.into_iter().map(|e| e.message).collect()
