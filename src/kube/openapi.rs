@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::field_path::{StepRef, owned};
 use super::object_rules::go_quote;
-use super::openapi_node::Node;
+use super::openapi_node::{NameMap, Node};
 use super::openapi_rules::{format_ok, list_duplicates};
 
 /// The schema files, one per release.
@@ -55,6 +55,9 @@ struct Catalog {
     schemas: Vec<Schema>,
     /// `group/version/Kind` -> the index of the object's schema.
     kinds: HashMap<String, usize>,
+    /// `Kind` -> (`group/version`, the index of the object's schema): found without making
+    /// the key.
+    by_kind: NameMap<String, Vec<(String, usize)>>,
 }
 
 fn catalog() -> &'static Catalog {
@@ -84,15 +87,38 @@ fn catalog() -> &'static Catalog {
                 }
             }
         }
-        Catalog { schemas, kinds }
+        let mut by_kind: NameMap<String, Vec<(String, usize)>> = NameMap::default();
+        for (key, at) in &kinds {
+            if let Some((api_version, kind)) = key.rsplit_once('/') {
+                by_kind
+                    .entry(kind.to_string())
+                    .or_default()
+                    .push((api_version.to_string(), *at));
+            }
+        }
+        Catalog {
+            schemas,
+            kinds,
+            by_kind,
+        }
     })
 }
 
 /// The schema of a kind's object, when one of the compiled-in CRDs defines it.
 pub fn schema_of(api_version: &str, kind: &str) -> Option<&'static Schema> {
     let catalog = catalog();
-    let at = *catalog.kinds.get(&format!("{api_version}/{kind}"))?;
-    catalog.schemas.get(at)
+    if kind.contains('/') {
+        // Not a kind of the files' but still a key of the catalog (`v1/Kind`), as the key
+        // would be made.
+        let at = *catalog.kinds.get(&format!("{api_version}/{kind}"))?;
+        return catalog.schemas.get(at);
+    }
+    let (_, at) = catalog
+        .by_kind
+        .get(kind)?
+        .iter()
+        .find(|(v, _)| v == api_version)?;
+    catalog.schemas.get(*at)
 }
 
 /// One CEL rule of a compiled-in kind.
@@ -156,30 +182,41 @@ pub fn validate_spec(schema: &'static Schema, spec: &Value) -> Vec<SchemaError> 
     let Some(spec_schema) = schema.spec() else {
         return Vec::new();
     };
+    if spec.is_null() {
+        return Vec::new();
+    }
+    let (mut out, mut unknown) = (Vec::new(), Vec::new());
+    // Copied only when a null field is to be dropped or a default filled in; else the unknown
+    // fields are found by the walk of the checks, on the same value.
+    let copied = has_null_field(spec) || needs_defaults(spec_schema, spec);
+    let defaulted = if copied {
+        unknown_fields(
+            spec_schema,
+            spec,
+            &mut vec![StepRef::Key("spec")],
+            &mut unknown,
+        );
+        if !unknown.is_empty() {
+            return unknown;
+        }
+        let mut defaulted = spec.clone();
+        drop_null_fields(&mut defaulted);
+        fill_defaults(spec_schema, &mut defaulted);
+        Cow::Owned(defaulted)
+    } else {
+        Cow::Borrowed(spec)
+    };
     let mut path = vec![StepRef::Key("spec")];
-    let mut unknown = Vec::new();
-    unknown_fields(spec_schema, spec, &mut path, &mut unknown);
+    let unknown_too = (!copied).then_some(&mut unknown);
+    check(spec_schema, &defaulted, &mut path, &mut out, unknown_too);
     if !unknown.is_empty() {
         return unknown;
     }
-    let mut out = Vec::new();
-    if !spec.is_null() {
-        // Copied only when a null field is to be dropped or a default filled in.
-        let defaulted = if has_null_field(spec) || needs_defaults(spec_schema, spec) {
-            let mut defaulted = spec.clone();
-            drop_null_fields(&mut defaulted);
-            fill_defaults(spec_schema, &mut defaulted);
-            Cow::Owned(defaulted)
-        } else {
-            Cow::Borrowed(spec)
-        };
-        check(spec_schema, &defaulted, &mut path, &mut out);
-        // The CEL rules run only when no error "blocks" them (apiextensions'
-        // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
-        // too long, too many); the API server then says only that some were not checked.
-        if !out.iter().any(blocks_cel) {
-            super::openapi_cel::validate(spec_schema, &defaulted, &mut path, &mut out);
-        }
+    // The CEL rules run only when no error "blocks" them (apiextensions'
+    // `hasBlockingErr`: a wrong type, a value outside an enum, a required field missing,
+    // too long, too many); the API server then says only that some were not checked.
+    if !out.iter().any(blocks_cel) {
+        super::openapi_cel::validate(spec_schema, &defaulted, &mut path, &mut out);
     }
     out
 }
@@ -296,6 +333,19 @@ impl std::fmt::Display for PathText<'_, '_> {
     }
 }
 
+/// The error of an unknown field `key` of the object at `path`.
+fn unknown_field(path: &[StepRef], key: &str) -> SchemaError {
+    let here = child(path, Step::Key(key.to_string()));
+    SchemaError {
+        message: format!(
+            "strict decoding error: unknown field {}",
+            go_quote(&path_text(&here))
+        ),
+        path: here,
+    }
+}
+
+/// The unknown fields of the value, in the document's order.
 fn unknown_fields<'v>(
     schema: &Node,
     value: &'v Value,
@@ -308,14 +358,7 @@ fn unknown_fields<'v>(
                 if let Some(sub) = schema.field(key) {
                     under(path, StepRef::Key(key), |p| unknown_fields(sub, v, p, out));
                 } else if schema.properties.is_some() && !schema.preserves_unknown {
-                    let here = child(path, Step::Key(key.clone()));
-                    out.push(SchemaError {
-                        message: format!(
-                            "strict decoding error: unknown field {}",
-                            go_quote(&path_text(&here))
-                        ),
-                        path: here,
-                    });
+                    out.push(unknown_field(path, key));
                 }
             }
         }
@@ -366,88 +409,31 @@ fn shown(value: &Value) -> String {
     }
 }
 
+/// The checks of the schema on the value, and, when `unknown` is given, the unknown fields
+/// (as [`unknown_fields`] finds them) in it.
 fn check<'v>(
     schema: &Node,
     value: &'v Value,
     path: &mut Vec<StepRef<'v>>,
     out: &mut Vec<SchemaError>,
+    mut unknown: Option<&mut Vec<SchemaError>>,
 ) {
-    // The checks of this node (the path is read, not extended); its children's below.
-    {
-        let at = PathText(path);
-        let mut push = |message: String| {
-            out.push(SchemaError {
-                path: owned(path),
-                message,
-            })
-        };
-        if value.is_null() {
-            // Only a list item can be null here (fields and map entries that are null are not
-            // sent): refused unless the schema makes it nullable, as any value of the wrong type.
-            let nullable = schema.nullable || schema.int_or_string;
-            if let Some(expected) = schema.ty
-                && !nullable
-                && matches!(path.last(), Some(StepRef::Index(_)))
-            {
-                push(format!(
-                    "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
-                ));
-            }
-            return;
+    if !own_checks(schema, value, path, out) {
+        // The children are not checked, but their unknown fields are still found.
+        if let Some(unknown) = unknown {
+            unknown_fields(schema, value, path, unknown);
         }
-        // A value of the wrong type is also checked against the enum (measured: both are said).
-        let wrong_type = schema
-            .ty
-            .filter(|expected| !schema.int_or_string && !fits(expected, value));
-        if let Some(expected) = wrong_type {
-            let actual = type_of(value);
-            push(format!(
-                "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
-            ));
-        }
-        if let Some(options) = schema.enumeration
-            && !options.contains(value)
-        {
-            let supported: Vec<String> = options.iter().map(shown).collect();
-            push(format!(
-                "{at}: Unsupported value: {}: supported values: {}",
-                shown(value),
-                supported.join(", ")
-            ));
-        }
-        if wrong_type.is_some() {
-            return;
-        }
-        match value {
-            Value::String(s) => string_rules(schema, s, &at, &mut push),
-            Value::Number(n) => number_rules(schema, n, &at, &mut push),
-            Value::Array(items) => {
-                let n = items.len() as u64;
-                if let Some(max) = schema.max_items
-                    && n > max
-                {
-                    push(format!(
-                        "{at}: Too many: {n}: must have at most {max} items"
-                    ));
-                }
-                if let Some(min) = schema.min_items
-                    && n < min
-                {
-                    push(format!(
-                        "{at}: Invalid value: {n}: {at} in body should have at least {min} items"
-                    ));
-                }
-            }
-            _ => {}
-        }
+        return;
     }
     if let Value::Object(map) = value {
-        object_rules(schema, map, path, out);
+        object_rules(schema, map, path, out, unknown.as_deref_mut());
     }
     if let Value::Array(items) = value {
         if let Some(sub) = schema.items.as_deref() {
             for (i, item) in items.iter().enumerate() {
-                under(path, StepRef::Index(i), |p| check(sub, item, p, out));
+                under(path, StepRef::Index(i), |p| {
+                    check(sub, item, p, out, unknown.as_deref_mut())
+                });
             }
         }
         if schema.keyed_list
@@ -463,7 +449,7 @@ fn check<'v>(
         }
     }
     for sub in &schema.all_of {
-        check(sub, value, path, out);
+        check(sub, value, path, out, None);
     }
     if let Some(not) = schema.not.as_deref()
         && is_valid(not, value)
@@ -510,6 +496,78 @@ fn check<'v>(
     }
 }
 
+/// The checks of this node alone (the path is read, not extended): false when its children
+/// are not to be checked (a null, a value of the wrong type).
+fn own_checks(schema: &Node, value: &Value, path: &[StepRef], out: &mut Vec<SchemaError>) -> bool {
+    let at = PathText(path);
+    let mut push = |message: String| {
+        out.push(SchemaError {
+            path: owned(path),
+            message,
+        })
+    };
+    if value.is_null() {
+        // Only a list item can be null here (fields and map entries that are null are not
+        // sent): refused unless the schema makes it nullable, as any value of the wrong type.
+        let nullable = schema.nullable || schema.int_or_string;
+        if let Some(expected) = schema.ty
+            && !nullable
+            && matches!(path.last(), Some(StepRef::Index(_)))
+        {
+            push(format!(
+                "{at}: Invalid value: \"null\": {at} in body must be of type {expected}: \"null\""
+            ));
+        }
+        return false;
+    }
+    // A value of the wrong type is also checked against the enum (measured: both are said).
+    let wrong_type = schema
+        .ty
+        .filter(|expected| !schema.int_or_string && !fits(expected, value));
+    if let Some(expected) = wrong_type {
+        let actual = type_of(value);
+        push(format!(
+            "{at}: Invalid value: \"{actual}\": {at} in body must be of type {expected}: \"{actual}\""
+        ));
+    }
+    if let Some(options) = schema.enumeration
+        && !options.contains(value)
+    {
+        let supported: Vec<String> = options.iter().map(shown).collect();
+        push(format!(
+            "{at}: Unsupported value: {}: supported values: {}",
+            shown(value),
+            supported.join(", ")
+        ));
+    }
+    if wrong_type.is_some() {
+        return false;
+    }
+    match value {
+        Value::String(s) => string_rules(schema, s, &at, &mut push),
+        Value::Number(n) => number_rules(schema, n, &at, &mut push),
+        Value::Array(items) => {
+            let n = items.len() as u64;
+            if let Some(max) = schema.max_items
+                && n > max
+            {
+                push(format!(
+                    "{at}: Too many: {n}: must have at most {max} items"
+                ));
+            }
+            if let Some(min) = schema.min_items
+                && n < min
+            {
+                push(format!(
+                    "{at}: Invalid value: {n}: {at} in body should have at least {min} items"
+                ));
+            }
+        }
+        _ => {}
+    }
+    true
+}
+
 /// The errors of the alternative that came closest (kube-openapi's "best failures": the most
 /// checks passed, here the most of the value's properties valid; the first on a tie).
 fn closest_failure<'v>(
@@ -535,14 +593,14 @@ fn closest_failure<'v>(
         }
     }
     if let Some((alternative, _)) = best {
-        check(alternative, value, path, out);
+        check(alternative, value, path, out, None);
     }
 }
 
 /// True when the value meets the schema (for `oneOf`, `anyOf` and `not`).
 fn is_valid(schema: &Node, value: &Value) -> bool {
     let mut errors = Vec::new();
-    check(schema, value, &mut Vec::new(), &mut errors);
+    check(schema, value, &mut Vec::new(), &mut errors, None);
     errors.is_empty()
 }
 
@@ -551,6 +609,7 @@ fn object_rules<'v>(
     map: &'v Map<String, Value>,
     path: &mut Vec<StepRef<'v>>,
     out: &mut Vec<SchemaError>,
+    mut unknown: Option<&mut Vec<SchemaError>>,
 ) {
     let at = PathText(path);
     for (key, defaulted) in &schema.required {
@@ -583,7 +642,14 @@ fn object_rules<'v>(
     }
     for (key, v) in map {
         if let Some(sub) = schema.field(key) {
-            under(path, StepRef::Key(key), |p| check(sub, v, p, out));
+            under(path, StepRef::Key(key), |p| {
+                check(sub, v, p, out, unknown.as_deref_mut())
+            });
+        } else if let Some(unknown) = unknown.as_deref_mut()
+            && schema.properties.is_some()
+            && !schema.preserves_unknown
+        {
+            unknown.push(unknown_field(path, key));
         }
     }
 }

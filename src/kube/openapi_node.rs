@@ -3,6 +3,9 @@
 //! node's keywords from the typed fields here instead of looking each up in the JSON object
 //! at every value. Pure.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use serde_json::Value;
 
 use super::openapi_cel::Rule;
@@ -61,24 +64,86 @@ pub struct Node<'s> {
     pub defaults_below: bool,
 }
 
-/// A node's `properties`: in the schema's order, and found by name without hashing.
+/// A node's `properties`: in the schema's order, and found by name (a few compared in turn,
+/// more through a table).
 pub struct Properties<'s> {
     entries: Vec<(&'s str, Node<'s>)>,
-    /// The indexes of `entries`, by name.
-    by_name: Vec<usize>,
+    /// The indexes of `entries` by name, when there are more than [`SCANNED`].
+    by_name: Option<NameMap<&'s str, usize>>,
 }
 
+/// Up to this many properties, a name is compared with each in turn.
+const SCANNED: usize = 8;
+
 impl<'s> Properties<'s> {
+    fn new(entries: Vec<(&'s str, Node<'s>)>) -> Self {
+        let by_name = (entries.len() > SCANNED).then(|| {
+            entries
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (*k, i))
+                .collect()
+        });
+        Properties { entries, by_name }
+    }
+
     pub fn get(&self, name: &str) -> Option<&Node<'s>> {
-        self.by_name
-            .binary_search_by(|&i| self.entries[i].0.cmp(name))
-            .ok()
-            .map(|at| &self.entries[self.by_name[at]].1)
+        match &self.by_name {
+            Some(by_name) => by_name.get(name).map(|&i| &self.entries[i].1),
+            None => self
+                .entries
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, node)| node),
+        }
     }
 
     /// The properties in the schema's order.
     pub fn iter(&self) -> impl Iterator<Item = &(&'s str, Node<'s>)> {
         self.entries.iter()
+    }
+}
+
+/// A map by name with a fast hash (FxHash's: names are short and come from our own schemas,
+/// no one chooses them to collide).
+pub type NameMap<K, V> = HashMap<K, V, BuildHasherDefault<NameHasher>>;
+
+/// FxHash (rustc's): a word at a time, a rotation, a xor and a multiplication.
+#[derive(Default, Clone, Copy)]
+pub struct NameHasher(u64);
+
+impl NameHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut w = [0; 8];
+            w.copy_from_slice(word);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -125,13 +190,12 @@ impl<'s> Node<'s> {
                 "required" => required = value.as_array(),
                 "properties" => {
                     if let Some(properties) = value.as_object() {
-                        let entries: Vec<(&str, Node)> = properties
-                            .iter()
-                            .map(|(k, v)| (k.as_str(), Node::compile(v)))
-                            .collect();
-                        let mut by_name: Vec<usize> = (0..entries.len()).collect();
-                        by_name.sort_by_key(|&i| entries[i].0);
-                        node.properties = Some(Properties { entries, by_name });
+                        node.properties = Some(Properties::new(
+                            properties
+                                .iter()
+                                .map(|(k, v)| (k.as_str(), Node::compile(v)))
+                                .collect(),
+                        ));
                     }
                 }
                 "additionalProperties" if value.is_object() => {
