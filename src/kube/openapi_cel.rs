@@ -155,40 +155,79 @@ pub fn validate<'v>(
     path: &mut Vec<StepRef<'v>>,
     out: &mut Vec<SchemaError>,
 ) {
+    walk_rules(schema, value, None, path, out);
+}
+
+/// [`validate`], with the value as CEL sees it when a node above made it (`converted`, the
+/// same as `Value::from_json(value)`): made once, at the highest node with a rule.
+fn walk_rules<'v>(
+    schema: &Node,
+    value: &'v Json,
+    converted: Option<&Value>,
+    path: &mut Vec<StepRef<'v>>,
+    out: &mut Vec<SchemaError>,
+) {
     // A node with no rule at or under it says nothing.
     if value.is_null() || !schema.rules_below {
         return;
     }
-    if !schema.rules.is_empty() {
-        // The value as CEL sees it, made once for all the node's rules.
-        let this = Value::from_json(value);
+    let made;
+    let this = if schema.rules.is_empty() {
+        converted
+    } else {
+        let this = match converted {
+            Some(this) => this,
+            None => {
+                made = Value::from_json(value);
+                &made
+            }
+        };
         for rule in &schema.rules {
-            if let Some(error) = run_rule(schema, rule, &this, path) {
+            if let Some(error) = run_rule(schema, rule, this, path) {
                 out.push(error);
             }
         }
-    }
+        Some(this)
+    };
     match value {
         Json::Object(map) => {
             let properties = schema.properties.as_ref();
             let additional = schema.additional.as_deref();
+            // The converted entries: the same, in the same order, but the null fields.
+            let mut entries = match this {
+                Some(Value::Map(entries)) => Some(entries.iter()),
+                _ => None,
+            };
             for (key, v) in map {
+                let converted = if v.is_null() {
+                    None
+                } else {
+                    entries
+                        .as_mut()
+                        .and_then(Iterator::next)
+                        .filter(|(k, _)| k == key)
+                        .map(|(_, c)| c)
+                };
                 let (sub, step) = match properties.and_then(|p| p.get(key)) {
                     Some(sub) => (Some(sub), StepRef::Key(key)),
                     None => (additional, StepRef::MapKey(key)),
                 };
                 if let Some(sub) = sub {
                     path.push(step);
-                    validate(sub, v, path, out);
+                    walk_rules(sub, v, converted, path, out);
                     path.pop();
                 }
             }
         }
         Json::Array(items) => {
+            let converted = match this {
+                Some(Value::List(converted)) => Some(converted),
+                _ => None,
+            };
             if let Some(sub) = schema.items.as_deref() {
                 for (i, item) in items.iter().enumerate() {
                     path.push(StepRef::Index(i));
-                    validate(sub, item, path, out);
+                    walk_rules(sub, item, converted.and_then(|c| c.get(i)), path, out);
                     path.pop();
                 }
             }
