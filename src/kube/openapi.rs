@@ -45,7 +45,11 @@ impl Schema {
     /// The nodes of the `spec` (`None` when the schema has no `spec`).
     fn spec(&'static self) -> Option<&'static Node<'static>> {
         self.spec
-            .get_or_init(|| self.raw.pointer("/properties/spec").map(Node::compile))
+            .get_or_init(|| {
+                self.raw
+                    .pointer("/properties/spec")
+                    .map(|spec| Node::compile(spec, &super::openapi_cel::runnable))
+            })
             .as_ref()
     }
 }

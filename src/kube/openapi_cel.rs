@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 use super::cel::{self, Expr};
 use super::cel_eval::{self, FUNCTIONS, Fault, Scope, Value};
 use super::field_path::{SchemaError, Step, StepRef, owned, path_text};
-use super::openapi_node::Node;
+use super::openapi_node::{Node, Rule};
 
 /// What mesh-doctor does with one rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,29 +122,13 @@ fn walk(expr: &Expr, names: &mut Vec<String>, functions: &mut Vec<String>) {
     }
 }
 
-/// One rule of a schema node that runs (not a transition rule, no function missing), read.
-pub struct Rule<'s> {
-    /// The rule's JSON (`message`, `fieldPath`, ... read when it fails).
-    raw: &'s Json,
-    /// The rule's text.
-    text: &'s str,
-    expr: Arc<Expr>,
-}
-
-/// The rules of a node's `x-kubernetes-validations` that run, in order.
-pub fn rules_of(validations: &Json) -> Vec<Rule<'_>> {
-    validations
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|raw| {
-            let text = raw.get("rule").and_then(Json::as_str)?;
-            match compiled(text) {
-                Compiled::Rule(expr) => Some(Rule { raw, text, expr }),
-                _ => None,
-            }
-        })
-        .collect()
+/// The expression of a rule that runs (not a transition rule, no function missing), for
+/// [`Node::compile`].
+pub fn runnable(rule: &str) -> Option<Arc<Expr>> {
+    match compiled(rule) {
+        Compiled::Rule(expr) => Some(expr),
+        _ => None,
+    }
 }
 
 /// The errors of the CEL rules of `schema` (the spec's schema) on `value` (the spec with its
@@ -318,7 +302,7 @@ mod tests {
     fn errors(schema: Json, value: Json) -> Vec<String> {
         let mut out = Vec::new();
         validate(
-            &Node::compile(&schema),
+            &Node::compile(&schema, &runnable),
             &value,
             &mut vec![StepRef::Key("spec")],
             &mut out,

@@ -6,9 +6,24 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use super::openapi_cel::Rule;
+use super::cel::Expr;
+
+/// One CEL rule of a node (`x-kubernetes-validations`) that runs, read.
+pub struct Rule<'s> {
+    /// The rule's JSON (`message`, `fieldPath`, ... read when it fails).
+    pub raw: &'s Value,
+    /// The rule's text.
+    pub text: &'s str,
+    pub expr: Arc<Expr>,
+}
+
+/// A rule's expression from its text, `None` for a rule that does not run
+/// (`openapi_cel::runnable`).
+pub type Runnable<'f> = &'f dyn Fn(&str) -> Option<Arc<Expr>>;
 
 /// One schema node, its keywords as the walks read them: a keyword of another JSON type than
 /// the walks take is as absent (a node that is no JSON object has none).
@@ -151,15 +166,15 @@ fn is_true(value: &Value) -> bool {
     *value == Value::Bool(true)
 }
 
-fn nodes(value: &Value) -> Option<Vec<Node<'_>>> {
+fn nodes<'s>(value: &'s Value, runnable: Runnable) -> Option<Vec<Node<'s>>> {
     value
         .as_array()
-        .map(|a| a.iter().map(Node::compile).collect())
+        .map(|a| a.iter().map(|v| Node::compile(v, runnable)).collect())
 }
 
 impl<'s> Node<'s> {
-    /// A schema node and all the nodes under it.
-    pub fn compile(schema: &'s Value) -> Node<'s> {
+    /// A schema node and all the nodes under it, their rules' expressions from `runnable`.
+    pub fn compile(schema: &'s Value, runnable: Runnable) -> Node<'s> {
         let mut node = Node {
             raw: Some(schema),
             ..Node::default()
@@ -193,23 +208,37 @@ impl<'s> Node<'s> {
                         node.properties = Some(Properties::new(
                             properties
                                 .iter()
-                                .map(|(k, v)| (k.as_str(), Node::compile(v)))
+                                .map(|(k, v)| (k.as_str(), Node::compile(v, runnable)))
                                 .collect(),
                         ));
                     }
                 }
                 "additionalProperties" if value.is_object() => {
-                    node.additional = Some(Box::new(Node::compile(value)));
+                    node.additional = Some(Box::new(Node::compile(value, runnable)));
                 }
-                "items" => node.items = Some(Box::new(Node::compile(value))),
-                "allOf" => node.all_of = nodes(value).unwrap_or_default(),
-                "anyOf" => node.any_of = nodes(value),
-                "oneOf" => node.one_of = nodes(value),
-                "not" => node.not = Some(Box::new(Node::compile(value))),
+                "items" => node.items = Some(Box::new(Node::compile(value, runnable))),
+                "allOf" => node.all_of = nodes(value, runnable).unwrap_or_default(),
+                "anyOf" => node.any_of = nodes(value, runnable),
+                "oneOf" => node.one_of = nodes(value, runnable),
+                "not" => node.not = Some(Box::new(Node::compile(value, runnable))),
                 "x-kubernetes-list-type" => {
                     node.keyed_list = matches!(value.as_str(), Some("set" | "map"));
                 }
-                "x-kubernetes-validations" => node.rules = super::openapi_cel::rules_of(value),
+                "x-kubernetes-validations" => {
+                    node.rules = value
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|raw| {
+                            let text = raw.get("rule").and_then(Value::as_str)?;
+                            Some(Rule {
+                                raw,
+                                text,
+                                expr: runnable(text)?,
+                            })
+                        })
+                        .collect();
+                }
                 _ => {}
             }
         }
