@@ -50,6 +50,26 @@ where
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// `first()` on another thread while `second()` runs on this one; both results. With one core,
+/// one after the other. A panic in either panics here.
+pub fn join<A, B>(first: impl FnOnce() -> A + Send, second: impl FnOnce() -> B) -> (A, B)
+where
+    A: Send,
+{
+    if workers(2) <= 1 {
+        let a = first();
+        return (a, second());
+    }
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(first);
+        let b = second();
+        match handle.join() {
+            Ok(a) => (a, b),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +83,13 @@ mod tests {
         });
         assert_eq!(squares, items.iter().map(|n| n * n).collect::<Vec<_>>());
         assert!(map(&[] as &[u8], |_, _| 0).is_empty());
+    }
+
+    #[test]
+    fn both_halves_of_a_join_run() {
+        let items = vec![1, 2, 3];
+        let (sum, len) = join(|| items.iter().sum::<i32>(), || items.len());
+        assert_eq!((sum, len), (6, 3));
     }
 
     #[test]

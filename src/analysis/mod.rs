@@ -544,7 +544,8 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
     let mut found: Vec<(usize, Vec<Finding>)> = order.into_iter().zip(ran).collect();
     found.sort_by_key(|(i, _)| *i);
     report.findings = found.into_iter().flat_map(|(_, out)| out).collect();
-    report.sort_and_dedup();
+    // The typed config is freed on another core while the findings are sorted.
+    crate::parallel::join(move || drop(input), || report.sort_and_dedup());
     report
 }
 

@@ -24,9 +24,7 @@ use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::authorization::{action, applying, identity_gate, rule_covers_port};
 use crate::istio::config::{AuthorizationPolicy, Typed};
-use crate::istio::dataplane::{
-    Backend, Dataplane, backend_ports, is_gateway, root_namespace,
-};
+use crate::istio::dataplane::{Backend, Dataplane, backend_ports, is_gateway, root_namespace};
 use crate::istio::mtls::{ServerDecision, ServerMode, server_mode, unused_port_levels};
 use crate::istio::routing::route_to_service;
 

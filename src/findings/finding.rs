@@ -133,21 +133,29 @@ impl Finding {
         line
     }
 
-    /// istioctl's order: cluster, level, code, resource (kind/name/namespace), then the text;
-    /// an object the API server will reject (MD0003) comes before everything else said about it.
-    pub fn compare(&self, other: &Finding) -> Ordering {
-        let key = |f: &Finding| {
+    /// istioctl's order: cluster, level, code, resource (kind/name/namespace), then the text
+    /// ([`Finding::plain_line`], `line` here when the caller has made it already); an object
+    /// the API server will reject (MD0003) comes before everything else said about it.
+    pub fn compare(&self, line: &str, other: &Finding, other_line: &str) -> Ordering {
+        type Key<'f> = (
+            Option<&'f Arc<str>>,
+            bool,
+            Level,
+            &'static str,
+            Option<(&'f String, &'f String, &'f Option<String>)>,
+        );
+        fn key(f: &Finding) -> Key<'_> {
             let r = f.resource.as_ref();
             (
-                f.cluster().cloned(),
+                f.cluster(),
                 f.code() != crate::findings::messages::MD0003.code,
                 f.level(),
                 f.code(),
-                r.map(|r| (r.kind.clone(), r.name.clone(), r.namespace.clone())),
+                r.map(|r| (&r.kind, &r.name, &r.namespace)),
             )
-        };
+        }
         key(self)
             .cmp(&key(other))
-            .then_with(|| self.plain_line().cmp(&other.plain_line()))
+            .then_with(|| line.cmp(other_line))
     }
 }

@@ -34,9 +34,14 @@ pub struct Report {
 impl Report {
     /// Sorts as istioctl does and drops exact duplicates.
     pub fn sort_and_dedup(&mut self) {
-        self.findings.sort_by(Finding::compare);
-        self.findings
-            .dedup_by(|a, b| a.plain_line() == b.plain_line());
+        // Each finding's line made once, for the sort and the de-duplication.
+        let mut lined: Vec<(String, Finding)> = std::mem::take(&mut self.findings)
+            .into_iter()
+            .map(|f| (f.plain_line(), f))
+            .collect();
+        lined.sort_by(|(la, a), (lb, b)| a.compare(la, b, lb));
+        lined.dedup_by(|(la, _), (lb, _)| la == lb);
+        self.findings = lined.into_iter().map(|(_, f)| f).collect();
     }
 
     /// True when a finding reaches the failure threshold.

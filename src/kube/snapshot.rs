@@ -451,11 +451,25 @@ impl Snapshot {
     /// Moves every object of `other` into `self` (files overlaid on a cluster, several files).
     /// [`Snapshot::extend`] by every part in turn, each list grown once.
     pub fn extend_all(&mut self, mut parts: Vec<Snapshot>) {
-        append_all(&mut self.pods, &mut parts, |p| &mut p.pods);
-        append_all(&mut self.services, &mut parts, |p| &mut p.services);
-        append_all(&mut self.workloads, &mut parts, |p| &mut p.workloads);
-        append_all(&mut self.config, &mut parts, |p| &mut p.config);
-        append_all(&mut self.namespaces, &mut parts, |p| &mut p.namespaces);
+        // The pods (the largest objects) are moved on another core meanwhile.
+        let mut pods: Vec<Snapshot> = parts
+            .iter_mut()
+            .map(|p| Snapshot {
+                pods: std::mem::take(&mut p.pods),
+                ..Snapshot::default()
+            })
+            .collect();
+        let mut all_pods = std::mem::take(&mut self.pods);
+        crate::parallel::join(
+            || append_all(&mut all_pods, &mut pods, |p| &mut p.pods),
+            || {
+                append_all(&mut self.services, &mut parts, |p| &mut p.services);
+                append_all(&mut self.workloads, &mut parts, |p| &mut p.workloads);
+                append_all(&mut self.config, &mut parts, |p| &mut p.config);
+                append_all(&mut self.namespaces, &mut parts, |p| &mut p.namespaces);
+            },
+        );
+        self.pods = all_pods;
         for part in parts {
             self.extend(part);
         }
