@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn both_halves_of_a_join_run() {
-        let items = vec![1, 2, 3];
+        let items = [1, 2, 3];
         let (sum, len) = join(|| items.iter().sum::<i32>(), || items.len());
         assert_eq!((sum, len), (6, 3));
     }
