@@ -157,11 +157,24 @@ fn used_entries<'c, 'a>(
 
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     // A rule Istio's validation refuses (IST0106) never reaches istiod: it merges with nothing.
-    let rules: Vec<&Typed<'_, DestinationRule>> = input
-        .config
-        .destination_rules
-        .iter()
-        .filter(|r| !rejected(r.resource))
+    // The validation (a second reading of the spec) is asked only of the rules it can change
+    // something for: those that share their namespace and host with another rule, and those
+    // with a subset without labels.
+    let all: Vec<&Typed<'_, DestinationRule>> = input.config.destination_rules.iter().collect();
+    let shared: std::collections::HashSet<*const Typed<'_, DestinationRule>> =
+        by_namespace_and_host(&all)
+            .into_values()
+            .filter(|group| group.len() >= 2)
+            .flatten()
+            .map(|r| r as *const _)
+            .collect();
+    let rules: Vec<&Typed<'_, DestinationRule>> = all
+        .into_iter()
+        .filter(|r| {
+            let matters = shared.contains(&(*r as *const _))
+                || r.spec.subsets.iter().any(|s| s.labels.is_empty());
+            !(matters && rejected(r.resource))
+        })
         .collect();
     let mut dropped_subsets: BTreeSet<(String, String)> = BTreeSet::new();
     let mut reported: BTreeSet<(&str, String, String)> = BTreeSet::new();

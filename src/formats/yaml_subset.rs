@@ -202,8 +202,7 @@ impl<'t> Reader<'t> {
     fn mapping(&mut self, indent: usize) -> Read<(Value, LineTree)> {
         self.deeper()?;
         let start = self.lines[self.at].number;
-        let mut map = Map::new();
-        let mut trees: Vec<(Box<str>, LineTree)> = Vec::new();
+        let mut entries = Entries::default();
         while let Some(line) = self.line() {
             if line.indent < indent {
                 break;
@@ -228,16 +227,10 @@ impl<'t> Reader<'t> {
                 self.no_continuation(indent as isize)?;
                 node
             };
-            insert(&mut map, &mut trees, key, value, tree)?;
+            entries.push(key, value, tree)?;
         }
         self.depth -= 1;
-        Ok((
-            Value::Object(map),
-            LineTree {
-                line: start,
-                children: Children::Map(trees.into_boxed_slice()),
-            },
-        ))
+        entries.finish(start)
     }
 
     /// A block sequence whose `-` are at `indent`, from the current line.
@@ -292,25 +285,39 @@ impl<'t> Reader<'t> {
     }
 }
 
-/// A mapping's entry and its lines; a merge key (`<<`) or a duplicate is the full reader's.
-fn insert(
-    map: &mut Map<String, Value>,
-    trees: &mut Vec<(Box<str>, LineTree)>,
-    key: String,
-    value: Value,
-    tree: LineTree,
-) -> Read<()> {
-    if key == "<<" {
-        return Err(Unsupported);
-    }
-    let tree_key: Box<str> = key.as_str().into();
-    match map.entry(key) {
-        serde_json::map::Entry::Vacant(entry) => {
-            entry.insert(value);
-            trees.push((tree_key, tree));
-            Ok(())
+/// A mapping's entries and their lines, kept in order until the mapping ends.
+#[derive(Default)]
+struct Entries {
+    values: Vec<(String, Value)>,
+    trees: Vec<(Box<str>, LineTree)>,
+}
+
+impl Entries {
+    /// One more entry; a merge key (`<<`) is the full reader's.
+    fn push(&mut self, key: String, value: Value, tree: LineTree) -> Read<()> {
+        if key == "<<" {
+            return Err(Unsupported);
         }
-        serde_json::map::Entry::Occupied(_) => Err(Unsupported),
+        self.trees.push((key.as_str().into(), tree));
+        self.values.push((key, value));
+        Ok(())
+    }
+
+    /// The mapping, its room made once for all its entries (a document's mappings are kept
+    /// as long as the run, so no spare room); a duplicate key is the full reader's.
+    fn finish(self, line: u32) -> Read<(Value, LineTree)> {
+        let count = self.values.len();
+        let map: Map<String, Value> = self.values.into_iter().collect();
+        if map.len() != count {
+            return Err(Unsupported);
+        }
+        Ok((
+            Value::Object(map),
+            LineTree {
+                line,
+                children: Children::Map(self.trees.into_boxed_slice()),
+            },
+        ))
     }
 }
 
@@ -580,8 +587,7 @@ impl Flow<'_> {
 
     fn mapping(&mut self) -> Read<(Value, LineTree)> {
         self.enter()?;
-        let mut map = Map::new();
-        let mut trees: Vec<(Box<str>, LineTree)> = Vec::new();
+        let mut entries = Entries::default();
         if self.peek() != Some(b'}') {
             loop {
                 if matches!(self.peek(), Some(b'[' | b'{')) {
@@ -596,7 +602,7 @@ impl Flow<'_> {
                 self.at += 1;
                 self.spaces();
                 let (value, tree) = self.node()?;
-                insert(&mut map, &mut trees, key, value, tree)?;
+                entries.push(key, value, tree)?;
                 self.spaces();
                 match self.peek().ok_or(Unsupported)? {
                     b',' => {
@@ -613,13 +619,7 @@ impl Flow<'_> {
         }
         self.at += 1;
         self.depth -= 1;
-        Ok((
-            Value::Object(map),
-            LineTree {
-                line: self.line,
-                children: Children::Map(trees.into_boxed_slice()),
-            },
-        ))
+        entries.finish(self.line)
     }
 
     /// A flow mapping's key, up to its `:`.
