@@ -235,7 +235,6 @@ pub(super) fn analyze(
 mod tests {
     use super::*;
     use crate::analysis::ambient::ambient_workloads;
-    use crate::istio::config::Config;
     use crate::kube::kind::Kind;
     use crate::kube::snapshot::Snapshot;
     use k8s_openapi::api::core::v1::{Namespace, Pod};
@@ -294,10 +293,7 @@ mod tests {
 
     /// The (kind name) of each MD0420.
     fn run(snapshot: &Snapshot) -> Vec<String> {
-        let input = Input {
-            snapshot,
-            config: Config::of(snapshot),
-        };
+        let input = Input::of(snapshot);
         let mut out = Vec::new();
         let workloads = ambient_workloads(snapshot);
         analyze(&input, &Reads::of(snapshot), &workloads, &mut out);

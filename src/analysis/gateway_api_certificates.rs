@@ -364,7 +364,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::istio::config::Config;
     use crate::kube::snapshot::Snapshot;
     use crate::source::files::{FileOptions, LoadStats, load_text};
 
@@ -381,10 +380,7 @@ mod tests {
             &mut LoadStats::default(),
         )
         .unwrap();
-        let input = Input {
-            snapshot: &snapshot,
-            config: Config::of(&snapshot),
-        };
+        let input = Input::of(&snapshot);
         let mut out = Vec::new();
         analyze(&input, &mut out);
         out

@@ -214,7 +214,6 @@ pub(super) fn analyze(input: &Input, reads: &Reads, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::istio::config::Config;
     use crate::kube::kind::Kind;
     use crate::kube::snapshot::Snapshot;
     use serde_json::{Value, json};
@@ -270,10 +269,7 @@ mod tests {
     }
 
     fn run(snapshot: &Snapshot) -> Vec<String> {
-        let input = Input {
-            snapshot,
-            config: Config::of(snapshot),
-        };
+        let input = Input::of(snapshot);
         let mut out = Vec::new();
         analyze(&input, &Reads::of(snapshot), &mut out);
         out.into_iter().map(|f| f.message).collect()

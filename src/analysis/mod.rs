@@ -59,6 +59,7 @@ use crate::findings::messages::{self, MessageType};
 use crate::findings::report;
 use crate::findings::{Finding, Report};
 use crate::istio::config::Config;
+use crate::istio::dataplane::{Backend, all_backends};
 use crate::kube::kind::{CRD_KINDS, Kind};
 use crate::kube::snapshot::Snapshot;
 
@@ -67,6 +68,29 @@ use crate::kube::snapshot::Snapshot;
 pub struct Input<'a> {
     pub snapshot: &'a Snapshot,
     pub config: Config<'a>,
+    /// Every backend of the snapshot, made by the first check that asks ([`Input::backends`]).
+    backends: std::sync::OnceLock<Vec<Backend<'a>>>,
+}
+
+impl<'a> Input<'a> {
+    /// The snapshot and its config, typed.
+    pub fn of(snapshot: &'a Snapshot) -> Self {
+        Input::new(snapshot, Config::of(snapshot))
+    }
+
+    pub fn new(snapshot: &'a Snapshot, config: Config<'a>) -> Self {
+        Input {
+            snapshot,
+            config,
+            backends: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// [`all_backends`] of the snapshot: made once, by the first check that asks, for all of
+    /// them.
+    pub fn backends(&self) -> &[Backend<'a>] {
+        self.backends.get_or_init(|| all_backends(self.snapshot))
+    }
 }
 
 /// An analyzer's function: over the snapshot alone, or over the snapshot and its typed config;
@@ -527,7 +551,7 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
                         us = started.elapsed().as_micros() as u64,
                         "typed the config"
                     );
-                    Input { snapshot, config }
+                    Input::new(snapshot, config)
                 });
                 run(input, &mut out)
             }

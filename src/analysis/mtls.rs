@@ -32,7 +32,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let root = root_namespace(snapshot);
     let mut reported = BTreeSet::new();
     let rules = rule_hosts(config);
-    let backends = BackendIndex::new(config.backends(snapshot));
+    let backends = BackendIndex::new(input.backends());
     for svc in &snapshot.services {
         let ns = svc.object.namespace().unwrap_or("");
         let fqdn = format!("{}.{ns}.svc.cluster.local", svc.object.name());

@@ -131,8 +131,8 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
     let config = &input.config;
     let root = root_namespace(snapshot);
     let mut reported = BTreeSet::new();
-    for backend in config
-        .backends(snapshot)
+    for backend in input
+        .backends()
         .iter()
         .filter(|b| b.dataplane == Dataplane::Sidecar && !is_gateway(b.labels, b.spec))
     {
@@ -257,8 +257,8 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     let mut found: BTreeMap<(String, String), DenyAll<'_, '_>> = BTreeMap::new();
     // Service (`ns/name`) -> the route object that sends traffic to it, looked up once.
     let mut routes: HashMap<String, Option<String>> = HashMap::new();
-    for backend in config
-        .backends(snapshot)
+    for backend in input
+        .backends()
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
         .filter(|b| !is_gateway(b.labels, b.spec))

@@ -6,4 +6,5 @@ pub mod json_members;
 pub mod text;
 pub mod yaml;
 pub mod yaml_subset;
+pub mod yaml_tree;
 pub mod yaml_write;

@@ -10,123 +10,8 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::{Map, Number, Value};
 
-/// The line (1-based) of every node of one document, shaped like the document.
-#[derive(Clone, Debug, Default)]
-pub struct LineTree {
-    pub line: u32,
-    pub(super) children: Children,
-}
-
-#[derive(Clone, Debug, Default)]
-pub(super) enum Children {
-    #[default]
-    None,
-    // Boxed slices: exactly as long as the node has children (no spare capacity), since a file's
-    // objects keep their trees for as long as the run lasts.
-    Map(Box<[(Box<str>, LineTree)]>),
-    Seq(Box<[LineTree]>),
-}
-
-impl LineTree {
-    /// A node without children (a scalar) at a line.
-    pub(super) fn leaf(line: u32) -> LineTree {
-        LineTree {
-            line,
-            children: Children::None,
-        }
-    }
-
-    /// The subtree under a key.
-    pub fn key(&self, key: &str) -> Option<&LineTree> {
-        match &self.children {
-            Children::Map(entries) => entries.iter().find(|(k, _)| &**k == key).map(|(_, t)| t),
-            _ => None,
-        }
-    }
-
-    /// The subtree at an index.
-    pub fn index(&self, index: usize) -> Option<&LineTree> {
-        match &self.children {
-            Children::Seq(items) => items.get(index),
-            _ => None,
-        }
-    }
-
-    /// The tree reduced to the nodes on `patterns` (each a path of keys, `*` for any key and
-    /// `[]` for any item); the root's line is always kept. The kept nodes are moved, not copied.
-    pub fn pruned(self, patterns: &[&[&str]]) -> LineTree {
-        let tails: Vec<&[&str]> = patterns.to_vec();
-        self.pruned_by(&tails)
-    }
-
-    fn pruned_by(self, patterns: &[&[&str]]) -> LineTree {
-        let following = |segment: &dyn Fn(&str) -> bool| -> Vec<&[&str]> {
-            patterns
-                .iter()
-                .filter_map(|p| p.split_first())
-                .filter(|(first, _)| segment(first))
-                .map(|(_, rest)| rest)
-                .collect()
-        };
-        let children = match self.children {
-            Children::None => Children::None,
-            Children::Map(entries) => {
-                let kept: Box<[(Box<str>, LineTree)]> = entries
-                    .into_vec()
-                    .into_iter()
-                    .filter_map(|(key, child)| {
-                        let tails = following(&|s| s == "*" || s == &*key);
-                        (!tails.is_empty()).then(|| {
-                            let child = child.pruned_by(&tails);
-                            (key, child)
-                        })
-                    })
-                    .collect();
-                if kept.is_empty() {
-                    Children::None
-                } else {
-                    Children::Map(kept)
-                }
-            }
-            Children::Seq(items) => {
-                let tails = following(&|s| s == "[]");
-                if tails.is_empty() {
-                    Children::None
-                } else {
-                    Children::Seq(
-                        items
-                            .into_vec()
-                            .into_iter()
-                            .map(|i| i.pruned_by(&tails))
-                            .collect(),
-                    )
-                }
-            }
-        };
-        LineTree {
-            line: self.line,
-            children,
-        }
-    }
-
-    /// The line of a dotted path such as `spec.ports[1].port`.
-    pub fn line_of(&self, path: &str) -> Option<u32> {
-        let mut node = self;
-        for part in path.split('.') {
-            let (key, indexes) = match part.find('[') {
-                Some(at) => (&part[..at], &part[at..]),
-                None => (part, ""),
-            };
-            if !key.is_empty() {
-                node = node.key(key)?;
-            }
-            for index in indexes.split(['[', ']']).filter(|s| !s.is_empty()) {
-                node = node.index(index.parse().ok()?)?;
-            }
-        }
-        Some(node.line)
-    }
-}
+pub use super::yaml_tree::LineTree;
+use super::yaml_tree::{Children, key_text, resolve_plain};
 
 /// One document of a stream.
 #[derive(Debug)]
@@ -626,61 +511,6 @@ fn too_deep(line: u32, column: u32) -> SyntaxError {
     }
 }
 
-/// A scalar as a mapping key (`80` is the key `"80"`, an empty key `""`); `None` for a
-/// collection.
-pub(super) fn key_text(value: Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s),
-        Value::Null => Some(String::new()),
-        Value::Bool(_) | Value::Number(_) => Some(value.to_string()),
-        Value::Array(_) | Value::Object(_) => None,
-    }
-}
-
-/// YAML 1.2 core schema resolution of a plain scalar.
-pub(super) fn resolve_plain(text: &str) -> Value {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" => return Value::Bool(true),
-        "false" | "False" | "FALSE" => return Value::Bool(false),
-        _ => {}
-    }
-    let first = text.as_bytes()[0];
-    if first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.') {
-        if let Some(n) = parse_int(text) {
-            return Value::Number(n.into());
-        }
-        if let Some(f) = parse_float(text).and_then(Number::from_f64) {
-            return Value::Number(f);
-        }
-    }
-    Value::String(text.to_string())
-}
-
-fn parse_int(text: &str) -> Option<i64> {
-    if let Some(hex) = text.strip_prefix("0x") {
-        return i64::from_str_radix(hex, 16).ok();
-    }
-    if let Some(oct) = text.strip_prefix("0o") {
-        return i64::from_str_radix(oct, 8).ok();
-    }
-    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
-fn parse_float(text: &str) -> Option<f64> {
-    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
-    let valid = !body.is_empty()
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'-' | b'+'))
-        && body.bytes().any(|b| b.is_ascii_digit());
-    if valid { text.parse().ok() } else { None }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,5 +645,167 @@ mod tests {
         let docs = parse_json("{\"a\": [1, 2.5, null, true, {\"b\": \"c\"}]}").unwrap();
         assert_eq!(docs[0].value["a"][4]["b"], "c");
         assert_eq!(docs[0].value["a"][1], 2.5);
+    }
+}
+
+#[cfg(test)]
+mod subset_tests {
+    use super::super::yaml_subset::documents;
+    use super::{parse_stream, parse_stream_full};
+
+    /// What a stream reads to, as text: every document's value, lines and start, or the error.
+    fn read(text: &str, full: bool) -> String {
+        let result = if full {
+            parse_stream_full(text)
+        } else {
+            parse_stream(text)
+        };
+        format!("{result:?}")
+    }
+
+    /// The documents of `text` that this reader takes (the rest is the full reader's).
+    fn taken(text: &str) -> usize {
+        documents(text)
+            .iter()
+            .take_while(|c| c.read().is_ok())
+            .count()
+    }
+
+    fn agrees(text: &str) {
+        assert_eq!(read(text, false), read(text, true), "on {text:?}");
+    }
+
+    #[test]
+    fn manifests_read_here_as_the_full_reader_reads_them() {
+        let shapes = [
+            "a: 1\nb: two\nc:\n  d: [x, 'y', \"z\"]\n  e: {}\n  f: []\n",
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p # the name\n  labels:\n    app: x\nspec:\n  containers:\n  - name: c\n    image: i:1\n    ports:\n    - containerPort: 80\n      name: http\n    -   containerPort: 81\n---\n# only a comment\n---\nkind: Service\n",
+            "list:\n- a\n-\n- - nested\nnext: 1\n",
+            "k:\n  - 1\n  - 0x1f\n  - 1.5e3\n  - -2\n  - ~\n  - null\n  - True\n  - ''\n  - '' \n",
+            "\"quoted key\": 'it''s'\n'80': \"tab\\there \\u00e9 \\x41 \\\\ \\\" \\/\"\n81: eighty\ntrue: yes\n",
+            "a: b: c\n",
+            "a: 1\na: 2\n",
+            "a: |\n  text\n",
+            "a: plain\n  continued\n",
+            "a: &x 1\nb: *x\n",
+            "a: !!str 1\n",
+            "a:\n\tb: 1\n",
+            "- a\n - b\n",
+            "a:\n  b: 1\n c: 2\n",
+            "a: 'unclosed\n  still'\n",
+            "a: [1, 2\n  , 3]\n",
+            "a: {b: 1, c: [x, y], 'd': \"e\"}\n",
+            "a: {b: 1, b: 2}\n",
+            "a: [1,]\n",
+            "a: \"x\"#c\n",
+            "a: x#y\n",
+            "a: x #y\n",
+            "...\n",
+            "a: 1\n...\nb: 2\n",
+            "%YAML 1.2\n---\na: 1\n",
+            "--- a\n",
+            "--- # c\na: 1\n",
+            "----\n",
+            "a: 1\r\nb: 2\r\n",
+            "  a: 1\nb: 2\n",
+            "[1, 2]\n",
+            "plain\n",
+            "a:\n  plain on its line\n",
+            "a:\n- 1\n- 2\nb:\n  - x: 1\n    y: 2\n  - z\n",
+            "<<: {a: 1}\n",
+            "key : value\n",
+            "a: 'x' 'y'\n",
+            "a: :x\n",
+            "a: -\n",
+            "a: -x\n",
+            "- key: v\n  other: w\n   deeper: z\n",
+            "a:\n  # c\n  b: 1\n# c\nd: 2\n",
+            "é: 1\n",
+            "",
+            "\n\n",
+            "a: 1\n---\n---\nb: 2\n",
+        ];
+        for text in shapes {
+            agrees(text);
+        }
+        // The usual shapes are this reader's (not all left to the full one).
+        assert_eq!(taken(shapes[0]), 1);
+        assert_eq!(taken(shapes[1]), 4);
+        assert_eq!(taken(shapes[4]), 1);
+        assert_eq!(taken(shapes[16]), 1);
+        assert_eq!(taken("a: 1\n...\n"), 0);
+    }
+
+    /// Every YAML file of the fixtures, and each with small changes (characters inserted,
+    /// deleted and lines moved by a seeded generator): the same values, lines and errors.
+    #[test]
+    fn fixtures_and_their_mutations_read_as_the_full_reader_reads_them() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() > 100, "fixtures not found");
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let inserted = [
+            ":", " ", "-", "#", "'", "\"", "[", "]", "{", "}", ",", "\n", "&", "*", "|", "\t",
+            "- ", ": ", "  ", "\\", "---\n", "x",
+        ];
+        let (mut read_here, mut mutations) = (0, 0);
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            agrees(&text);
+            read_here += taken(&text);
+            for _ in 0..40 {
+                let mut changed = text.clone();
+                for _ in 0..1 + next(3) {
+                    if changed.is_empty() {
+                        break;
+                    }
+                    let mut at = next(changed.len());
+                    while !changed.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    match next(3) {
+                        0 => changed.insert_str(at, inserted[next(inserted.len())]),
+                        1 => {
+                            let mut end = at + 1;
+                            while end < changed.len() && !changed.is_char_boundary(end) {
+                                end += 1;
+                            }
+                            changed.replace_range(at..end.min(changed.len()), "");
+                        }
+                        _ => {
+                            // A line's indent changed by one space.
+                            let start = changed[..at].rfind('\n').map_or(0, |i| i + 1);
+                            if next(2) == 0 {
+                                changed.insert(start, ' ');
+                            } else if changed[start..].starts_with(' ') {
+                                changed.remove(start);
+                            }
+                        }
+                    }
+                }
+                agrees(&changed);
+                mutations += 1;
+            }
+        }
+        assert!(read_here > 200, "only {read_here} documents read here");
+        assert!(mutations > 4000);
     }
 }

@@ -235,17 +235,11 @@ fn check_declarations(
         .iter()
         .filter_map(|i| without(snapshot, i.kind).map(|s| (i.kind, s)))
         .collect();
-    let input = analyzers::Input {
-        snapshot,
-        config: config::Config::of(snapshot),
-    };
+    let input = analyzers::Input::of(snapshot);
     let inputs: Vec<(Kind, analyzers::Input)> = lesser
         .iter()
         .map(|(kind, s)| {
-            let input = analyzers::Input {
-                snapshot: s,
-                config: config::Config::of(s),
-            };
+            let input = analyzers::Input::of(s);
             (*kind, input)
         })
         .collect();

@@ -13,7 +13,6 @@ pub mod zero;
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 
-use super::dataplane::{Backend, all_backends};
 use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, ServicesByNamespace, Snapshot};
 
@@ -119,8 +118,6 @@ pub struct Config<'a> {
     /// The snapshot's pods by label, where Istio Gateways look for their workload (empty when
     /// there is no Gateway).
     pub pods_by_label: PodsByLabel<'a>,
-    /// Every backend of the snapshot, made by the first check that asks ([`Config::backends`]).
-    backends: std::sync::OnceLock<Vec<Backend<'a>>>,
 }
 
 impl<'a> Config<'a> {
@@ -195,12 +192,6 @@ impl<'a> Config<'a> {
                 .push(i);
         }
         config
-    }
-
-    /// [`all_backends`] of `snapshot`, the one this config was typed from: made once, by the
-    /// first check that asks, for all of them.
-    pub fn backends(&self, snapshot: &'a Snapshot) -> &[Backend<'a>] {
-        self.backends.get_or_init(|| all_backends(snapshot))
     }
 
     /// The PeerAuthentications of `namespace`, in their list's order.
