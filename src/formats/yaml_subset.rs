@@ -551,6 +551,24 @@ impl Flow<'_> {
         Ok(())
     }
 
+    /// After an entry: `true` at the collection's closing character, `false` after a `,` that
+    /// another entry follows (a trailing `,` is the full reader's).
+    fn closes(&mut self, close: u8) -> Read<bool> {
+        self.spaces();
+        match self.peek().ok_or(Unsupported)? {
+            b',' => {
+                self.at += 1;
+                self.spaces();
+                if self.peek().is_none_or(|b| b == close) {
+                    return Err(Unsupported);
+                }
+                Ok(false)
+            }
+            b if b == close => Ok(true),
+            _ => Err(Unsupported),
+        }
+    }
+
     fn sequence(&mut self) -> Read<(Value, LineTree)> {
         self.enter()?;
         let mut items = Vec::new();
@@ -560,17 +578,8 @@ impl Flow<'_> {
                 let (value, tree) = self.node()?;
                 items.push(value);
                 trees.push(tree);
-                self.spaces();
-                match self.peek().ok_or(Unsupported)? {
-                    b',' => {
-                        self.at += 1;
-                        self.spaces();
-                        if matches!(self.peek(), Some(b']') | None) {
-                            return Err(Unsupported);
-                        }
-                    }
-                    b']' => break,
-                    _ => return Err(Unsupported),
+                if self.closes(b']')? {
+                    break;
                 }
             }
         }
@@ -603,17 +612,8 @@ impl Flow<'_> {
                 self.spaces();
                 let (value, tree) = self.node()?;
                 entries.push(key, value, tree)?;
-                self.spaces();
-                match self.peek().ok_or(Unsupported)? {
-                    b',' => {
-                        self.at += 1;
-                        self.spaces();
-                        if matches!(self.peek(), Some(b'}') | None) {
-                            return Err(Unsupported);
-                        }
-                    }
-                    b'}' => break,
-                    _ => return Err(Unsupported),
+                if self.closes(b'}')? {
+                    break;
                 }
             }
         }

@@ -452,21 +452,24 @@ impl Snapshot {
     /// [`Snapshot::extend`] by every part in turn, each list grown once.
     pub fn extend_all(&mut self, mut parts: Vec<Snapshot>) {
         // The pods (the largest objects) are moved on another core meanwhile.
-        let mut pods: Vec<Snapshot> = parts
-            .iter_mut()
-            .map(|p| Snapshot {
-                pods: std::mem::take(&mut p.pods),
-                ..Snapshot::default()
-            })
-            .collect();
+        let pods = take_all(&mut parts, |p| &mut p.pods);
         let mut all_pods = std::mem::take(&mut self.pods);
         crate::parallel::join(
-            || append_all(&mut all_pods, &mut pods, |p| &mut p.pods),
+            || append_all(&mut all_pods, pods),
             || {
-                append_all(&mut self.services, &mut parts, |p| &mut p.services);
-                append_all(&mut self.workloads, &mut parts, |p| &mut p.workloads);
-                append_all(&mut self.config, &mut parts, |p| &mut p.config);
-                append_all(&mut self.namespaces, &mut parts, |p| &mut p.namespaces);
+                append_all(
+                    &mut self.services,
+                    take_all(&mut parts, |p| &mut p.services),
+                );
+                append_all(
+                    &mut self.workloads,
+                    take_all(&mut parts, |p| &mut p.workloads),
+                );
+                append_all(&mut self.config, take_all(&mut parts, |p| &mut p.config));
+                append_all(
+                    &mut self.namespaces,
+                    take_all(&mut parts, |p| &mut p.namespaces),
+                );
             },
         );
         self.pods = all_pods;
@@ -514,17 +517,20 @@ impl Snapshot {
     }
 }
 
-/// Moves the items of every part's `field` into `into`, room for all of them made at once (a
-/// large list is moved once, not again each time it outgrows its room).
-fn append_all<T>(
-    into: &mut Vec<T>,
+/// Every part's `field`, taken out of it.
+fn take_all<T>(
     parts: &mut [Snapshot],
     field: impl Fn(&mut Snapshot) -> &mut Vec<T>,
-) {
-    let total: usize = parts.iter_mut().map(|p| field(p).len()).sum();
-    into.reserve_exact(total);
-    for part in parts.iter_mut() {
-        into.append(field(part));
+) -> Vec<Vec<T>> {
+    parts.iter_mut().map(|p| std::mem::take(field(p))).collect()
+}
+
+/// Moves the items of `lists` into `into`, room for all of them made at once (a large list is
+/// moved once, not again each time it outgrows its room).
+fn append_all<T>(into: &mut Vec<T>, lists: Vec<Vec<T>>) {
+    into.reserve_exact(lists.iter().map(Vec::len).sum());
+    for mut list in lists {
+        into.append(&mut list);
     }
 }
 
