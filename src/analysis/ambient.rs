@@ -46,13 +46,6 @@ pub(super) struct AmbientWorkload<'a> {
     pub(super) name: String,
 }
 
-pub(super) fn namespace_labels<'a>(snapshot: &'a Snapshot, name: &str) -> Option<&'a Labels> {
-    snapshot
-        .all_namespaces()
-        .find(|n| n.object.name() == name)
-        .and_then(|n| n.object.metadata.labels.as_ref())
-}
-
 fn injects_by_namespace(labels: Option<&Labels>) -> bool {
     labels.is_some_and(|l| {
         l.get(INJECTION_LABEL).map(String::as_str) == Some("enabled")
@@ -63,19 +56,21 @@ fn injects_by_namespace(labels: Option<&Labels>) -> bool {
 /// Whether the pods of a workload's template will have a sidecar: an `istio-proxy` in the
 /// template, its own `sidecar.istio.io/inject=true`, else its namespace's injection label (not
 /// opted out).
-pub(super) fn template_gets_sidecar(snapshot: &Snapshot, w: &Located<Workload>) -> bool {
+pub(super) fn template_gets_sidecar(input: &Input, w: &Located<Workload>) -> bool {
     let ns = w.object.namespace().unwrap_or("");
     let meta = w.object.template.metadata.as_ref();
     has_proxy(w.object.template.spec.as_ref())
         || meta.and_then(inject_value) == Some(true)
-        || (injects_by_namespace(namespace_labels(snapshot, ns))
+        || (injects_by_namespace(input.namespaces().labels(ns))
             && meta.and_then(inject_value) != Some(false))
 }
 
 /// The pods without sidecar and the pod templates (of workloads without pods read) that ask
 /// for ambient mode.
-pub(super) fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>> {
+pub(super) fn ambient_workloads<'a>(input: &Input<'a>) -> Vec<AmbientWorkload<'a>> {
     static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    let snapshot = input.snapshot;
+    let namespaces = input.namespaces();
     let mut out = Vec::new();
     for p in snapshot.all_pods() {
         let ns = p.object.namespace().unwrap_or("");
@@ -84,7 +79,7 @@ pub(super) fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>>
             continue;
         }
         if matches!(
-            ambient::request(namespace_labels(snapshot, ns), labels),
+            ambient::request(namespaces.labels(ns), labels),
             Request::Asked(_)
         ) {
             out.push(AmbientWorkload {
@@ -102,8 +97,8 @@ pub(super) fn ambient_workloads(snapshot: &Snapshot) -> Vec<AmbientWorkload<'_>>
         let ns = w.object.namespace().unwrap_or("");
         let meta = w.object.template.metadata.as_ref();
         let labels = meta.and_then(|m| m.labels.as_ref());
-        let ns_labels = namespace_labels(snapshot, ns);
-        if !template_gets_sidecar(snapshot, w)
+        let ns_labels = namespaces.labels(ns);
+        if !template_gets_sidecar(input, w)
             && matches!(ambient::request(ns_labels, labels), Request::Asked(_))
         {
             out.push(AmbientWorkload {
@@ -191,7 +186,7 @@ pub(super) fn judge(
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     let reads = Reads::of(snapshot);
-    let workloads = ambient_workloads(snapshot);
+    let workloads = ambient_workloads(input);
     waypoint_users(input, &reads, &workloads, out);
     if !snapshot
         .unavailable
@@ -199,8 +194,8 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     {
         policies(input, &reads, &workloads, out);
     }
-    sidecar_and_ambient(snapshot, out);
-    sidecar_asked_when_captured(snapshot, out);
+    sidecar_and_ambient(input, out);
+    sidecar_asked_when_captured(input, out);
     if reads.pods {
         not_captured(snapshot, out);
     }
@@ -270,7 +265,7 @@ fn waypoint_users(
             continue;
         };
         let selector = s.object.spec.as_ref().and_then(|sp| sp.selector.as_ref());
-        let ambient = namespace_is_ambient(snapshot, ns)
+        let ambient = namespace_is_ambient(input, ns)
             || workloads.iter().any(|wl| {
                 wl.namespace == ns
                     && selector.is_some_and(|sel| !sel.is_empty() && labels_match(sel, wl.labels))
@@ -305,7 +300,7 @@ fn waypoint_users(
         } else {
             (
                 matches!(
-                    ambient::request(namespace_labels(snapshot, ns), labels),
+                    ambient::request(input.namespaces().labels(ns), labels),
                     Request::Asked(_)
                 ),
                 "the pod is not in ambient mode (istio.io/dataplane-mode=ambient on it or its namespace)",
@@ -331,10 +326,12 @@ fn is_ambient_namespace(n: &Namespace) -> bool {
         .is_some_and(|v| v == "ambient")
 }
 
-pub(super) fn namespace_is_ambient(snapshot: &Snapshot, ns: &str) -> bool {
-    snapshot
-        .all_namespaces()
-        .any(|n| n.object.name() == ns && is_ambient_namespace(&n.object))
+pub(super) fn namespace_is_ambient(input: &Input, ns: &str) -> bool {
+    input
+        .namespaces()
+        .named(ns)
+        .iter()
+        .any(|n| is_ambient_namespace(&n.object))
 }
 
 /// Why a Service of an ambient namespace has no waypoint that takes its traffic (it names none,
@@ -346,11 +343,11 @@ pub(super) fn service_without_waypoint(
     namespace: &str,
     name: &str,
 ) -> Option<String> {
-    let snapshot = input.snapshot;
-    if !namespace_is_ambient(snapshot, namespace) {
+    if !namespace_is_ambient(input, namespace) {
         return None;
     }
-    let service = snapshot
+    let service = input
+        .snapshot
         .all_services()
         .find(|s| s.object.namespace() == Some(namespace) && s.object.name() == name)?;
     waypoint_problem(
@@ -372,8 +369,7 @@ fn service_entry_without_waypoint(
     namespace: &str,
     name: &str,
 ) -> Option<String> {
-    let snapshot = input.snapshot;
-    if !namespace_is_ambient(snapshot, namespace) {
+    if !namespace_is_ambient(input, namespace) {
         return None;
     }
     let entry = input
@@ -402,12 +398,7 @@ fn waypoint_problem(
     namespace: &str,
     live: bool,
 ) -> Option<String> {
-    match waypoint::waypoint_use(
-        own,
-        what,
-        namespace_labels(input.snapshot, namespace),
-        namespace,
-    ) {
+    match waypoint::waypoint_use(own, what, input.namespaces().labels(namespace), namespace) {
         Use::Waypoint(w) => judge(input, &w, live && reads.pods, Some(true))
             .map(|problem| format!("uses waypoint {} ({}), but {problem}", w.full_name(), w.by)),
         Use::OptedOut => Some("opts out of waypoints (istio.io/use-waypoint=none)".to_string()),
@@ -488,16 +479,16 @@ fn policies(input: &Input, reads: &Reads, workloads: &[AmbientWorkload], out: &m
 }
 
 /// MD0112: a pod with a sidecar that is also asked into ambient mode.
-fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
-    for p in snapshot.pods.iter() {
+fn sidecar_and_ambient(input: &Input, out: &mut Vec<Finding>) {
+    let namespaces = input.namespaces();
+    for p in input.snapshot.pods.iter() {
         if !has_proxy(p.object.spec.as_ref()) || crate::kube::lifecycle::is_ending(&p.object) {
             continue;
         }
         let ns = p.object.namespace().unwrap_or("");
-        if let Request::Asked(by) = ambient::request(
-            namespace_labels(snapshot, ns),
-            p.object.metadata.labels.as_ref(),
-        ) {
+        if let Request::Asked(by) =
+            ambient::request(namespaces.labels(ns), p.object.metadata.labels.as_ref())
+        {
             out.push(Finding::new(
                 messages::MD0112::message(format!("{ns}/{}", p.object.name()), by),
                 Some(ResourceRef::of(p)),
@@ -508,13 +499,15 @@ fn sidecar_and_ambient(snapshot: &Snapshot, out: &mut Vec<Finding>) {
 
 /// MD0116: a pod ambient captured, without sidecar, that asks for one itself; what a
 /// re-created pod would get says what the request does.
-fn sidecar_asked_when_captured(snapshot: &Snapshot, out: &mut Vec<Finding>) {
+fn sidecar_asked_when_captured(input: &Input, out: &mut Vec<Finding>) {
+    let snapshot = input.snapshot;
+    let namespaces = input.namespaces();
     for p in snapshot.pods.iter() {
         if crate::kube::lifecycle::is_ending(&p.object) {
             continue;
         }
         let ns = p.object.namespace().unwrap_or("");
-        let ns_labels = namespace_labels(snapshot, ns);
+        let ns_labels = namespaces.labels(ns);
         let Some(asked_by) = ambient::captured_pod_sidecar_ask(&p.object, ns_labels) else {
             continue;
         };

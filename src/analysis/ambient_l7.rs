@@ -37,7 +37,7 @@ struct Attached<'a> {
 pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     let reads = Reads::of(snapshot);
-    let workloads = ambient_workloads(snapshot);
+    let workloads = ambient_workloads(input);
     let c = &input.config;
     let mut attached: Vec<(&str, Attached)> = Vec::new();
     for r in &c.request_authentications {

@@ -13,9 +13,7 @@
 //! (mesh-wide) objects are not judged.
 
 use super::Input;
-use super::ambient::{
-    AmbientWorkload, Reads, judge, namespace_is_ambient, namespace_labels, template_gets_sidecar,
-};
+use super::ambient::{AmbientWorkload, Reads, judge, namespace_is_ambient, template_gets_sidecar};
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::Labels;
@@ -89,7 +87,7 @@ fn proxies(input: &Input, ns: &str) -> Proxies {
     {
         let template = &w.object.template;
         let labels = template.metadata.as_ref().and_then(|m| m.labels.as_ref());
-        if template_gets_sidecar(snapshot, w)
+        if template_gets_sidecar(input, w)
             && !is_waypoint(input, ns, labels, template.spec.as_ref())
         {
             found.other = true;
@@ -102,13 +100,15 @@ fn proxies(input: &Input, ns: &str) -> Proxies {
 /// or one a Service of it names.
 fn waypoint_serves(input: &Input, reads: &Reads, ns: &str) -> bool {
     let snapshot = input.snapshot;
-    let ns_labels = namespace_labels(snapshot, ns);
+    let ns_labels = input.namespaces().labels(ns);
     let usable = |w: &waypoint::WaypointRef, live: bool, for_service: Option<bool>| {
         judge(input, w, live && reads.pods, for_service).is_none()
     };
-    let namespace_live = snapshot
-        .all_namespaces()
-        .any(|n| n.object.name() == ns && n.origin.file.is_none());
+    let namespace_live = input
+        .namespaces()
+        .named(ns)
+        .iter()
+        .any(|n| n.origin.file.is_none());
     if let Use::Waypoint(w) = waypoint::waypoint_use(None, "namespace", ns_labels, ns)
         && usable(&w, namespace_live, None)
     {
@@ -180,7 +180,7 @@ pub(super) fn analyze(
     let root = root_namespace(input.snapshot);
     for (kind, resource) in wide {
         let ns = resource.object.namespace().unwrap_or("");
-        if ns == root || !namespace_is_ambient(input.snapshot, ns) {
+        if ns == root || !namespace_is_ambient(input, ns) {
             continue;
         }
         let ambient: Vec<String> = workloads
@@ -295,7 +295,7 @@ mod tests {
     fn run(snapshot: &Snapshot) -> Vec<String> {
         let input = Input::of(snapshot);
         let mut out = Vec::new();
-        let workloads = ambient_workloads(snapshot);
+        let workloads = ambient_workloads(&input);
         analyze(&input, &Reads::of(snapshot), &workloads, &mut out);
         out.iter()
             .map(|f| {

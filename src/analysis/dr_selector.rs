@@ -18,7 +18,7 @@ use super::dr_merge::policy_text;
 use crate::findings::messages::{self, MessageType};
 use crate::findings::{Finding, ResourceRef};
 use crate::istio::config::{DestinationRule, Typed};
-use crate::istio::dataplane::{Backend, Dataplane, root_namespace, selected_backends};
+use crate::istio::dataplane::{Backend, Dataplane, root_namespace};
 use crate::istio::destination_rules::{
     Client, Index, Merged, index_entries, istio_order, selector,
 };
@@ -125,7 +125,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
                 .filter(|r| r.spec.workload_selector.is_some())
                 .collect();
             // The namespace's clients with a sidecar that no selector rule for the host selects.
-            let backends = selected_backends(snapshot, ns, None);
+            let backends = input.backends().selected(ns, None);
             // A pod that a listed workload's template stands for is said through the workload.
             let templated = |b: &Backend<'_>| {
                 b.replicas.is_none()

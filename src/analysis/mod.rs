@@ -59,9 +59,9 @@ use crate::findings::messages::{self, MessageType};
 use crate::findings::report;
 use crate::findings::{Finding, Report};
 use crate::istio::config::Config;
-use crate::istio::dataplane::{Backend, all_backends};
+use crate::istio::dataplane::BackendIndex;
 use crate::kube::kind::{CRD_KINDS, Kind};
-use crate::kube::snapshot::Snapshot;
+use crate::kube::snapshot::{NamespacesByName, Snapshot};
 
 /// What the analyzers of Istio's config kinds read: the snapshot and its config resources,
 /// typed once for all of them.
@@ -69,7 +69,9 @@ pub struct Input<'a> {
     pub snapshot: &'a Snapshot,
     pub config: Config<'a>,
     /// Every backend of the snapshot, made by the first check that asks ([`Input::backends`]).
-    backends: std::sync::OnceLock<Vec<Backend<'a>>>,
+    backends: std::sync::OnceLock<BackendIndex<'a>>,
+    /// The Namespaces by name, made by the first check that asks ([`Input::namespaces`]).
+    namespaces: std::sync::OnceLock<NamespacesByName<'a>>,
 }
 
 impl<'a> Input<'a> {
@@ -83,13 +85,21 @@ impl<'a> Input<'a> {
             snapshot,
             config,
             backends: std::sync::OnceLock::new(),
+            namespaces: std::sync::OnceLock::new(),
         }
     }
 
-    /// [`all_backends`] of the snapshot: made once, by the first check that asks, for all of
-    /// them.
-    pub fn backends(&self) -> &[Backend<'a>] {
-        self.backends.get_or_init(|| all_backends(self.snapshot))
+    /// Every backend of the snapshot, by namespace: made once, by the first check that asks,
+    /// for all of them.
+    pub fn backends(&self) -> &BackendIndex<'a> {
+        self.backends
+            .get_or_init(|| BackendIndex::of(self.snapshot))
+    }
+
+    /// The snapshot's Namespaces by name: made once, by the first check that asks.
+    pub fn namespaces(&self) -> &NamespacesByName<'a> {
+        self.namespaces
+            .get_or_init(|| NamespacesByName::new(self.snapshot))
     }
 }
 

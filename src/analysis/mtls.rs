@@ -17,9 +17,7 @@ use super::Input;
 use crate::findings::messages::{MD0401, MD0402, Message};
 use crate::findings::{Finding, ResourceRef};
 
-use crate::istio::dataplane::{
-    Backend as Server, BackendIndex, Dataplane, root_namespace, target_port,
-};
+use crate::istio::dataplane::{Backend as Server, Dataplane, root_namespace, target_port};
 use crate::istio::destination_rules::{Client, selector};
 use crate::istio::mtls::{
     ServerMode, client_namespaces, client_tls_among, rule_hosts, rules_for, server_mode,
@@ -32,7 +30,7 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
     let root = root_namespace(snapshot);
     let mut reported = BTreeSet::new();
     let rules = rule_hosts(config);
-    let backends = BackendIndex::new(input.backends());
+    let backends = input.backends();
     for svc in &snapshot.services {
         let ns = svc.object.namespace().unwrap_or("");
         let fqdn = format!("{}.{ns}.svc.cluster.local", svc.object.name());

@@ -60,7 +60,7 @@ pub fn port_levels(input: &Input, out: &mut Vec<Finding>) {
     let snapshot = input.snapshot;
     let root = root_namespace(snapshot);
     for pa in &input.config.peer_authentications {
-        for entry in unused_port_levels(snapshot, &input.config.services, pa) {
+        for entry in unused_port_levels(input.backends(), &input.config.services, pa) {
             let listing: Vec<String> = entry
                 .backends
                 .iter()
@@ -133,6 +133,7 @@ pub fn identity_policies(input: &Input, out: &mut Vec<Finding>) {
     let mut reported = BTreeSet::new();
     for backend in input
         .backends()
+        .all()
         .iter()
         .filter(|b| b.dataplane == Dataplane::Sidecar && !is_gateway(b.labels, b.spec))
     {
@@ -259,6 +260,7 @@ pub fn allow_nothing(input: &Input, out: &mut Vec<Finding>) {
     let mut routes: HashMap<String, Option<String>> = HashMap::new();
     for backend in input
         .backends()
+        .all()
         .iter()
         .filter(|b| matches!(b.dataplane, Dataplane::Sidecar | Dataplane::Ambient))
         .filter(|b| !is_gateway(b.labels, b.spec))

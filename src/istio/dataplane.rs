@@ -307,33 +307,50 @@ pub fn all_backends(snapshot: &Snapshot) -> Vec<Backend<'_>> {
     out
 }
 
-/// [`all_backends`] by namespace, for analyses that ask for the backends of many Services.
+/// [`all_backends`], with each namespace's run of them found by name: for the analyses that ask
+/// for the backends of many Services or policies (one pass over the snapshot for all of them).
 pub struct BackendIndex<'s> {
-    by_namespace: std::collections::HashMap<&'s str, Vec<Backend<'s>>>,
+    all: Vec<Backend<'s>>,
+    by_namespace: std::collections::HashMap<&'s str, std::ops::Range<usize>>,
 }
 
 impl<'s> BackendIndex<'s> {
-    pub fn new(backends: &[Backend<'s>]) -> Self {
-        let mut by_namespace: std::collections::HashMap<&'s str, Vec<Backend<'s>>> =
+    pub fn of(snapshot: &'s Snapshot) -> Self {
+        let all = all_backends(snapshot);
+        let mut by_namespace: std::collections::HashMap<&'s str, std::ops::Range<usize>> =
             Default::default();
-        for b in backends {
-            by_namespace.entry(b.namespace).or_default().push(b.clone());
+        // `all_backends` gives each namespace's backends together.
+        let mut start = 0;
+        for end in 1..=all.len() {
+            if end == all.len() || all[end].namespace != all[start].namespace {
+                by_namespace.insert(all[start].namespace, start..end);
+                start = end;
+            }
         }
-        BackendIndex { by_namespace }
+        BackendIndex { all, by_namespace }
+    }
+
+    /// Every backend, as [`all_backends`] orders them.
+    pub fn all(&self) -> &[Backend<'s>] {
+        &self.all
+    }
+
+    /// [`selected_backends`] from the index.
+    pub fn selected(&self, ns: &str, selector: Option<&Labels>) -> Vec<Backend<'s>> {
+        let run = self.by_namespace.get(ns).cloned().unwrap_or_default();
+        self.all[run]
+            .iter()
+            .filter(|b| selector.is_none_or(|s| s.iter().all(|(k, v)| b.labels.get(k) == Some(v))))
+            .cloned()
+            .collect()
     }
 
     /// [`service_backends`] from the index.
     pub fn of_service(&self, svc: &Located<Service>) -> Vec<Backend<'s>> {
-        let Some((ns, selector)) = service_selector(svc) else {
-            return Vec::new();
-        };
-        self.by_namespace
-            .get(ns)
-            .into_iter()
-            .flatten()
-            .filter(|b| selector.iter().all(|(k, v)| b.labels.get(k) == Some(v)))
-            .cloned()
-            .collect()
+        match service_selector(svc) {
+            Some((ns, selector)) => self.selected(ns, Some(selector)),
+            None => Vec::new(),
+        }
     }
 }
 

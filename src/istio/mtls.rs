@@ -22,9 +22,9 @@ use super::config::host::{matches, to_fqdn};
 use std::collections::{BTreeSet, HashMap};
 
 use super::config::{Config, DestinationRule, Labels, PeerAuthentication, Typed};
-use super::dataplane::{Backend, BackendPorts, backend_ports, selected_backends};
+use super::dataplane::{Backend, BackendIndex, BackendPorts, backend_ports};
 use super::destination_rules::{Client, Index, Merged, chosen, merge};
-use crate::kube::snapshot::{ServicesByNamespace, Snapshot};
+use crate::kube::snapshot::ServicesByNamespace;
 
 /// The mTLS mode a server port accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -507,7 +507,7 @@ pub struct UnusedPortLevel<'s> {
 /// may listen on a port it does not declare), or when it is a Service port of theirs that sends
 /// to another port. A policy without a selector is Istio's schema error (IST0106), not this.
 pub fn unused_port_levels<'s>(
-    snapshot: &'s Snapshot,
+    backends: &BackendIndex<'s>,
     services: &ServicesByNamespace<'_>,
     policy: &Typed<'_, PeerAuthentication>,
 ) -> Vec<UnusedPortLevel<'s>> {
@@ -523,14 +523,14 @@ pub fn unused_port_levels<'s>(
     if policy.spec.port_level_mtls.is_empty() {
         return Vec::new();
     }
-    let backends: Vec<(Backend<'s>, BackendPorts)> =
-        selected_backends(snapshot, policy.namespace(), Some(selector))
-            .into_iter()
-            .map(|b| {
-                let ports = backend_ports(services, &b);
-                (b, ports)
-            })
-            .collect();
+    let backends: Vec<(Backend<'s>, BackendPorts)> = backends
+        .selected(policy.namespace(), Some(selector))
+        .into_iter()
+        .map(|b| {
+            let ports = backend_ports(services, &b);
+            (b, ports)
+        })
+        .collect();
     if backends.is_empty() {
         return Vec::new();
     }
@@ -946,13 +946,14 @@ mod tests {
             );
         let s = snapshot(&text);
         let config = Config::of(&s);
+        let backends = BackendIndex::of(&s);
         let unused = |name: &str| {
             let p = config
                 .peer_authentications
                 .iter()
                 .find(|p| p.name() == name)
                 .unwrap();
-            unused_port_levels(&s, &config.services, p)
+            unused_port_levels(&backends, &config.services, p)
         };
         let web = unused("web");
         assert_eq!(web.len(), 1, "{web:?}");

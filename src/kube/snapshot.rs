@@ -297,6 +297,39 @@ impl<'s> ServicesByNamespace<'s> {
     }
 }
 
+/// The Namespace objects of the snapshot (in and beyond the scope) by name, in the snapshot's
+/// order (files may hold two of one name), for the lookups of an analysis over every pod.
+#[derive(Debug, Default)]
+pub struct NamespacesByName<'s> {
+    by_name: std::collections::HashMap<&'s str, Vec<&'s Located<Namespace>>>,
+}
+
+impl<'s> NamespacesByName<'s> {
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        let mut by_name: std::collections::HashMap<&'s str, Vec<&'s Located<Namespace>>> =
+            Default::default();
+        for n in snapshot.all_namespaces() {
+            by_name.entry(n.object.name()).or_default().push(n);
+        }
+        NamespacesByName { by_name }
+    }
+
+    /// The Namespaces named `name` (usually one), in the snapshot's order.
+    pub fn named(&self, name: &str) -> &[&'s Located<Namespace>] {
+        self.by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// The labels of the first Namespace named `name`.
+    pub fn labels(&self, name: &str) -> Option<&'s BTreeMap<String, String>> {
+        self.named(name)
+            .first()
+            .and_then(|n| n.object.metadata.labels.as_ref())
+    }
+}
+
 /// Everything the analyzers may look at.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
