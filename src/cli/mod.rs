@@ -7,6 +7,7 @@ pub mod bootstrap;
 pub mod codes;
 pub mod completion;
 pub mod flags;
+pub mod memory;
 pub mod path;
 pub mod pod;
 pub mod proxy_status;
