@@ -23,11 +23,17 @@ fn short_type_name<X>() -> &'static str {
     full.rsplit("::").next().unwrap_or(full)
 }
 
+/// Where a page's request tells its continue token as soon as the page has arrived, before the
+/// page is decoded: [`Cluster::paginate`] asks for the next page meanwhile. A request that cannot
+/// tell it early drops it; the token then comes from the decoded page.
+pub type EarlyToken = tokio::sync::oneshot::Sender<Option<String>>;
+
 /// [`Cluster::page`].
 async fn list_page<K>(
     client: kube::Client,
     url: String,
     params: ListParams,
+    early: EarlyToken,
 ) -> kube::Result<ObjectList<K>>
 where
     K: Clone + DeserializeOwned,
@@ -37,8 +43,25 @@ where
         .map_err(kube::Error::BuildRequest)?;
     request.extensions_mut().insert("list");
     let text = client.request_text(request).await?;
+    // Nobody waiting for it is no error.
+    let _ = early.send(continue_token(&text));
     let text = crate::formats::json_members::without_members(&text, "managedFields");
     serde_json::from_str(&text).map_err(kube::Error::SerdeError)
+}
+
+/// The continue token of a list's answer, read from the list's `metadata` without decoding its
+/// items: the API server writes `kind`, `apiVersion` and `metadata` before `items`, and the
+/// text `"items":` can occur nowhere before (inside a JSON string, its quotes are escaped).
+/// `None` when there is none, or when the answer does not start that way.
+fn continue_token(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        metadata: kube::core::ListMeta,
+    }
+    let at = text.find("\"items\":")?;
+    let head = text[..at].trim_end().strip_suffix(',')?;
+    let head: Head = serde_json::from_str(&format!("{head}}}")).ok()?;
+    head.metadata.continue_.filter(|t| !t.is_empty())
 }
 
 /// A spawned request: its answer when awaited; ended when dropped (a request given up at its
@@ -65,6 +88,14 @@ impl<T> Drop for Task<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// A page asked for: its request, where it tells its continue token early, and when it was
+/// asked (the timeline's time).
+struct Ahead<X: Clone> {
+    task: Task<kube::Result<ObjectList<X>>>,
+    told: tokio::sync::oneshot::Receiver<Option<String>>,
+    asked: std::time::Instant,
 }
 
 /// A list is abandoned after this many pages (10 million objects of a kind): a server that
@@ -114,8 +145,12 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
-        self.paginate(&base, |params| self.page(&api, params), |item| item)
-            .await
+        self.paginate(
+            &base,
+            |params, early| self.page(&api, params, early),
+            |item| item,
+        )
+        .await
     }
 
     /// The request for one page of `api`'s list, as [`Cluster::paginate`] takes it: decoded
@@ -125,20 +160,28 @@ impl Cluster {
         &self,
         api: &Api<K>,
         params: ListParams,
+        early: EarlyToken,
     ) -> impl std::future::Future<Output = kube::Result<ObjectList<K>>> + Send + 'static
     where
         K: kube::Resource + Clone + DeserializeOwned + Send + 'static,
     {
-        list_page::<K>(self.client.clone(), api.resource_url().to_string(), params)
+        list_page::<K>(
+            self.client.clone(),
+            api.resource_url().to_string(),
+            params,
+            early,
+        )
     }
 
     /// Lists page by page: `fetch` asks for one page with the given parameters (the base ones, a
     /// page size and the continue token), `keep` turns each item into what is kept, so a page's
     /// items can be reduced before the next page comes. Each page is fetched and decoded in a
     /// task of its own, so the pages of several lists are decoded on all cores, not one after
-    /// the other on the thread that awaits them all. Ends with [`ListError::Failed`] when the
-    /// server sends a continue token twice or more than [`MAX_PAGES`] pages; each request is
-    /// bounded and retried by [`Cluster::request`].
+    /// the other on the thread that awaits them all; and the next page is asked for as soon as
+    /// `fetch` tells the continue token through its [`EarlyToken`], while this one is decoded
+    /// (used only when the decoded page has the same token). Ends with [`ListError::Failed`]
+    /// when the server sends a continue token twice or more than [`MAX_PAGES`] pages; each
+    /// request is bounded and retried by [`Cluster::request`].
     pub async fn paginate<X, T, F, Fut>(
         &self,
         base: &ListParams,
@@ -147,24 +190,64 @@ impl Cluster {
     ) -> Result<Vec<T>, ListError>
     where
         X: Clone + Send + 'static,
-        F: Fn(ListParams) -> Fut,
+        F: Fn(ListParams, EarlyToken) -> Fut,
         Fut: std::future::Future<Output = kube::Result<ObjectList<X>>> + Send + 'static,
     {
-        let mut items = Vec::new();
-        let mut token: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        for number in 0..MAX_PAGES {
+        let params_for = |token: Option<&str>| {
             let mut params = base.clone();
             if self.chunk_size > 0 {
                 params = params.limit(self.chunk_size);
             }
-            if let Some(t) = &token {
+            if let Some(t) = token {
                 params = params.continue_token(t);
             }
-            let asked = std::time::Instant::now();
-            let page = self
-                .request(|| Task(tokio::spawn(fetch(params.clone()))))
-                .await?;
+            params
+        };
+        let ask = |params: ListParams| {
+            let (early, told) = tokio::sync::oneshot::channel();
+            let task = Task(tokio::spawn(fetch(params, early)));
+            Ahead {
+                task,
+                told,
+                asked: std::time::Instant::now(),
+            }
+        };
+        let mut items = Vec::new();
+        let mut token: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        // The next page, asked for before this one was decoded, with the token it was asked with.
+        let mut ahead: Option<(String, Ahead<X>)> = None;
+        for number in 0..MAX_PAGES {
+            let params = params_for(token.as_deref());
+            let this = match ahead.take() {
+                Some((asked_with, page)) if token.as_ref() == Some(&asked_with) => page,
+                _ => ask(params.clone()),
+            };
+            let Ahead {
+                task,
+                mut told,
+                asked,
+            } = this;
+            // The first try is the request already made; a retry asks again.
+            let mut first = Some(task);
+            let request = self.request(|| first.take().unwrap_or_else(|| ask(params.clone()).task));
+            tokio::pin!(request);
+            let mut listening = true;
+            let page = loop {
+                tokio::select! {
+                    page = &mut request => break page?,
+                    next = &mut told, if listening => {
+                        listening = false;
+                        if let Ok(Some(next)) = next
+                            && !seen.contains(&next)
+                            && number + 1 < MAX_PAGES
+                        {
+                            let page = ask(params_for(Some(&next)));
+                            ahead = Some((next, page));
+                        }
+                    }
+                }
+            };
             // The request timeline (`-vv`): which list waited how long, page by page.
             tracing::debug!(
                 kind = short_type_name::<X>(),
@@ -326,5 +409,36 @@ impl Cluster {
             server: self.server.clone(),
             message,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::continue_token;
+
+    #[test]
+    fn the_continue_token_is_read_before_the_items() {
+        let page = r#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"812","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ","remainingItemCount":3000},"items":[{"metadata":{"name":"a","annotations":{"x":"\"items\":"}}}]}"#;
+        assert_eq!(
+            continue_token(page).as_deref(),
+            Some("eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ")
+        );
+        // The last page: no token, or an empty one.
+        let last = r#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"812"},"items":[]}"#;
+        assert_eq!(continue_token(last), None);
+        let empty = r#"{"kind":"PodList","metadata":{"continue":""},"items":[]}"#;
+        assert_eq!(continue_token(empty), None);
+    }
+
+    #[test]
+    fn an_answer_of_another_shape_tells_no_token_early() {
+        // items first: the page's own decoding gives the token
+        let items_first = r#"{"items":[],"metadata":{"continue":"abc"}}"#;
+        assert_eq!(continue_token(items_first), None);
+        assert_eq!(continue_token("not json"), None);
+        assert_eq!(
+            continue_token(r#"{"metadata":{"continue":5},"items":[]}"#),
+            None
+        );
     }
 }

@@ -83,7 +83,7 @@ async fn crd_metadata(cluster: &Cluster) -> Result<Vec<CrdMeta>, ListError> {
     cluster
         .paginate(
             &ListParams::default(),
-            |params| {
+            |params, _early| {
                 let api = api.clone();
                 async move { api.list_metadata(&params).await }
             },

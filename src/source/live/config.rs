@@ -204,7 +204,7 @@ async fn list_kind(
     cluster
         .paginate(
             &ListParams::default(),
-            |params| cluster.page(&api, params),
+            |params, early| cluster.page(&api, params, early),
             |mut o| {
                 let take = |key: &str, data: &mut serde_json::Value| {
                     data.get_mut(key)
