@@ -71,9 +71,12 @@ const SUBZONE: &str = "topology.istio.io/subzone";
 const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// `destinationrule.SubsetSelectPodAnalyzer`.
-pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
-    let hosts = ServiceHosts::new(input.snapshot, &input.config);
-    // A pod's labels with the ones Istio adds from its node (locality, hostname).
+/// Every pod's labels with the ones Istio adds from its node (locality, hostname), then the
+/// labels of the pods workloads will create.
+fn node_label_sets(
+    input: &Input,
+    templates: &[crate::kube::snapshot::PodLabels<'_>],
+) -> Vec<BTreeMap<String, String>> {
     let node_labels: BTreeMap<&str, &BTreeMap<String, String>> = input
         .snapshot
         .nodes
@@ -101,16 +104,52 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
         }
         label_sets.push(labels);
     }
-    for w in input
-        .snapshot
-        .pod_labels()
-        .iter()
-        .filter(|p| p.pod.is_none())
-    {
-        label_sets.push(w.labels.clone());
-    }
-    // Indexed by label: one lookup per subset, never a scan of every pod per subset.
-    let index = LabelIndex::new(label_sets.iter());
+    label_sets.extend(
+        templates
+            .iter()
+            .filter(|p| p.pod.is_none())
+            .map(|p| p.labels.clone()),
+    );
+    label_sets
+}
+
+pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
+    let hosts = ServiceHosts::new(input.snapshot, &input.config);
+    // The labels of the pods and of the pods workloads will create, as they are: what a subset
+    // that names no label Istio adds from the node is matched against, indexed by label (one
+    // lookup per subset, never a scan of every pod per subset).
+    static NONE: BTreeMap<String, String> = BTreeMap::new();
+    let templates = input.snapshot.pod_labels();
+    let own = LabelIndex::new(
+        input
+            .snapshot
+            .all_pods()
+            .map(|p| p.object.metadata.labels.as_ref().unwrap_or(&NONE))
+            .chain(
+                templates
+                    .iter()
+                    .filter(|p| p.pod.is_none())
+                    .map(|p| p.labels),
+            ),
+    );
+    // The same with the labels Istio adds from a pod's node (locality, hostname), made only
+    // when a subset names one of them.
+    let node_sets = std::cell::OnceCell::new();
+    let node_index = std::cell::OnceCell::new();
+    let with_node = || {
+        node_index.get_or_init(|| {
+            LabelIndex::new(
+                node_sets
+                    .get_or_init(|| node_label_sets(input, &templates))
+                    .iter(),
+            )
+        })
+    };
+    let names_node_label = |selector: &BTreeMap<String, String>| {
+        [REGION, ZONE, SUBZONE, HOSTNAME]
+            .iter()
+            .any(|k| selector.contains_key(*k))
+    };
     for dr in &input.config.destination_rules {
         let Some(target) = hosts.destination(dr.namespace(), &dr.spec.export_to, &dr.spec.host)
         else {
@@ -123,7 +162,12 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
         for subset in &dr.spec.subsets {
             let mut selector = target.workload_selector.cloned().unwrap_or_default();
             selector.extend(subset.labels.clone());
-            if !index.any_match(&selector) {
+            let matched = if names_node_label(&selector) {
+                with_node().any_match(&selector)
+            } else {
+                own.any_match(&selector)
+            };
+            if !matched {
                 out.push(Finding::new(
                     messages::IST0173::message(&subset.name),
                     Some(ResourceRef::of(dr.resource)),
