@@ -16,13 +16,20 @@ else
   cargo build --release --quiet
   bin=target/release/kubectl-mesh_doctor
 fi
+# Wall time to the millisecond (GNU time's %e has two decimals: 10 ms is 5 % of a run here),
+# taken around /usr/bin/time, which still gives the CPU time and the peak RSS.
+milliseconds_since() {
+  awk "BEGIN{printf \"%.3f\", $EPOCHREALTIME - $1}"
+}
 size=$(du -sh "$dir" | cut -f1)
 load=$(cut -d' ' -f1 /proc/loadavg)
 best_wall=""; best_rss=""; best_cpu=""
 for _ in $(seq "$runs"); do
+  started=$EPOCHREALTIME
   /usr/bin/time -o target/bench-time.txt -f '%e %U %S %M' "$bin" analyze -f "$dir" -o json >/dev/null 2>&1 || true
+  wall=$(milliseconds_since "$started")
   line=$(tail -n 1 target/bench-time.txt)
-  read -r wall user sys rss <<<"$line"
+  read -r _ user sys rss <<<"$line"
   cpu=$(awk "BEGIN{print $user + $sys}")
   echo "run: ${wall}s wall, ${cpu}s CPU, peak RSS ${rss} KiB" >&2
   if [[ -z "$best_cpu" ]] || awk "BEGIN{exit !($cpu < $best_cpu)}"; then best_cpu=$cpu; fi
@@ -41,8 +48,10 @@ while read -r name; do
 done < <("$bin" analyze --list-analyzers 2>/dev/null | sed -n 's/^\* \([^:]*\):.*/\1/p')
 without_wall=""; without_cpu=""
 for _ in $(seq "$runs"); do
+  started=$EPOCHREALTIME
   /usr/bin/time -o target/bench-time.txt -f '%e %U %S %M' "$bin" analyze -f "$dir" -o json "${others[@]}" >/dev/null 2>&1 || true
-  read -r wall user sys rss <<<"$(tail -n 1 target/bench-time.txt)"
+  wall=$(milliseconds_since "$started")
+  read -r _ user sys rss <<<"$(tail -n 1 target/bench-time.txt)"
   cpu=$(awk "BEGIN{print $user + $sys}")
   echo "run without the coherence analyzers: ${wall}s wall, ${cpu}s CPU" >&2
   if [[ -z "$without_cpu" ]] || awk "BEGIN{exit !($cpu < $without_cpu)}"; then without_cpu=$cpu; fi
