@@ -5,12 +5,6 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc v3's `mi_option_arena_eager_commit` and `mi_option_allow_large_os_pages` (the
-/// fifth and seventh of `mi_option_e` in its `mimalloc.h`; the Rust bindings name no constant
-/// for them).
-const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-const ALLOW_LARGE_OS_PAGES: libmimalloc_sys::mi_option_t = 6;
-
 /// How mimalloc takes memory, chosen by [`mesh_doctor::cli::memory::wants_huge_pages`]:
 /// - by default, arenas committed page by page as they fill, not whole when reserved: the peak
 ///   memory stays that of the data (proxy-status on 10,000 proxies: 86 MiB, not 102);
@@ -18,41 +12,52 @@ const ALLOW_LARGE_OS_PAGES: libmimalloc_sys::mi_option_t = 6;
 ///   (`MADV_HUGEPAGE`; a kernel without transparent huge pages gives small ones): a fifth less
 ///   time for about a quarter more peak memory (docs/performance.md).
 ///
-/// It must be set before mimalloc reserves its first arena, i.e. before the first allocation:
+/// They must be set before mimalloc reserves its first arena, i.e. before the first allocation:
 /// a constructor that runs before the program's others. glibc gives the functions of
-/// `.init_array` the process's arguments (std's own `env::args` relies on it).
-extern "C" fn allocator_options(
-    argc: std::ffi::c_int,
-    argv: *const *const std::ffi::c_char,
-    _envp: *const *const std::ffi::c_char,
-) {
-    let count = if argv.is_null() {
-        0
-    } else {
-        argc.max(0) as usize
-    };
-    let args = (0..count).filter_map(|i| {
-        // SAFETY: `argv` holds `argc` pointers to C strings, each null or valid for the life of
-        // the process; reading them allocates nothing.
-        let arg = unsafe { *argv.add(i) };
-        (!arg.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(arg) }.to_bytes())
-    });
-    let huge = std::ffi::c_long::from(mesh_doctor::cli::memory::wants_huge_pages(args));
-    // SAFETY: sets process-wide options while the process has one thread and has not
-    // allocated through mimalloc yet (`wants_huge_pages` allocates nothing).
-    unsafe {
-        libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, huge);
-        libmimalloc_sys::mi_option_set(ALLOW_LARGE_OS_PAGES, huge);
-    }
-}
+/// `.init_array` the process's arguments (std's own `env::args` relies on it), so the options
+/// are set on Linux with glibc (the release builds for Linux link it statically); elsewhere
+/// mimalloc keeps its defaults.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod allocator_options {
+    /// mimalloc v3's `mi_option_arena_eager_commit` and `mi_option_allow_large_os_pages` (the
+    /// fifth and seventh of `mi_option_e` in its `mimalloc.h`; the Rust bindings name no
+    /// constant for them).
+    const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+    const ALLOW_LARGE_OS_PAGES: libmimalloc_sys::mi_option_t = 6;
 
-#[used]
-#[unsafe(link_section = ".init_array.00099")]
-static ALLOCATOR_OPTIONS: extern "C" fn(
-    std::ffi::c_int,
-    *const *const std::ffi::c_char,
-    *const *const std::ffi::c_char,
-) = allocator_options;
+    extern "C" fn set(
+        argc: std::ffi::c_int,
+        argv: *const *const std::ffi::c_char,
+        _envp: *const *const std::ffi::c_char,
+    ) {
+        let count = if argv.is_null() {
+            0
+        } else {
+            usize::try_from(argc).unwrap_or(0)
+        };
+        let args = (0..count).filter_map(|i| {
+            // SAFETY: `argv` holds `argc` pointers to C strings, each null or valid for the
+            // life of the process; reading them allocates nothing.
+            let arg = unsafe { *argv.add(i) };
+            (!arg.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(arg) }.to_bytes())
+        });
+        let huge = std::ffi::c_long::from(mesh_doctor::cli::memory::wants_huge_pages(args));
+        // SAFETY: sets process-wide options while the process has one thread and has not
+        // allocated through mimalloc yet (`wants_huge_pages` allocates nothing).
+        unsafe {
+            libmimalloc_sys::mi_option_set(ARENA_EAGER_COMMIT, huge);
+            libmimalloc_sys::mi_option_set(ALLOW_LARGE_OS_PAGES, huge);
+        }
+    }
+
+    #[used]
+    #[unsafe(link_section = ".init_array.00099")]
+    static SET: extern "C" fn(
+        std::ffi::c_int,
+        *const *const std::ffi::c_char,
+        *const *const std::ffi::c_char,
+    ) = set;
+}
 
 fn main() -> std::process::ExitCode {
     mesh_doctor::cli::main_impl()
