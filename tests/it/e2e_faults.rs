@@ -248,8 +248,13 @@ async fn answer(client: &kube::Client, fault: Fault, method: &str, target: &str,
     if let Fault::Slow(delay) = fault {
         tokio::time::sleep(delay).await;
     }
-    // The real server's answer (without our continue tokens, which it would reject).
-    let upstream_target = strip_continue(target);
+    // The real server's answer: to a page of its own when the token is its own, from the start
+    // when the token is one of ours (which it would reject).
+    let upstream_target = if matches!(fault, Fault::RepeatedContinue | Fault::EndlessContinue) {
+        strip_continue(target)
+    } else {
+        target.to_string()
+    };
     let request = http::Request::builder()
         .method(method)
         .uri(upstream_target)
@@ -298,7 +303,9 @@ fn strip_continue(target: &str) -> String {
     }
 }
 
-/// Runs mesh-doctor through the proxy, killing it (and failing) if it outlives `limit`.
+/// Runs mesh-doctor through the proxy, killing it (and failing) if it outlives `limit`. Its
+/// output is read while it runs: a report larger than a pipe's buffer (a cluster with thousands
+/// of Services) must not stop it on a full pipe.
 fn through(proxy: &Proxy, args: &[&str], limit: Duration) -> (Run, Duration) {
     let started = Instant::now();
     let mut child = Command::new(common::binary())
@@ -310,22 +317,36 @@ fn through(proxy: &Proxy, args: &[&str], limit: Duration) -> (Run, Duration) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
         if started.elapsed() > limit {
             let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
+            let _ = child.wait();
             panic!(
                 "{args:?} did not end within {limit:?}; stderr:\n{}",
-                String::from_utf8_lossy(&out.stderr)
+                stderr.join().unwrap()
             );
         }
         std::thread::sleep(Duration::from_millis(25));
-    }
+    };
     let elapsed = started.elapsed();
-    (child.wait_with_output().unwrap().into(), elapsed)
+    let run = Run {
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+        code: status.code().unwrap_or(-1),
+    };
+    (run, elapsed)
 }
 
 /// The commands under test; `pod` asks for a pod that need not exist (every fault hits it first).
