@@ -329,7 +329,7 @@ fn is_ambient_namespace(n: &Namespace) -> bool {
 pub(super) fn namespace_is_ambient(input: &Input, ns: &str) -> bool {
     input
         .namespaces()
-        .named(ns)
+        .of(ns)
         .iter()
         .any(|n| is_ambient_namespace(&n.object))
 }

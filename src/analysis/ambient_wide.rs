@@ -106,7 +106,7 @@ fn waypoint_serves(input: &Input, reads: &Reads, ns: &str) -> bool {
     };
     let namespace_live = input
         .namespaces()
-        .named(ns)
+        .of(ns)
         .iter()
         .any(|n| n.origin.file.is_none());
     if let Use::Waypoint(w) = waypoint::waypoint_use(None, "namespace", ns_labels, ns)

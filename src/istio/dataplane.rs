@@ -12,6 +12,7 @@ use super::injection::{INJECT_LABEL, INJECTION_LABEL, REVISION_LABEL};
 use k8s_openapi::api::core::v1::{Namespace, Service};
 
 use super::config::Labels;
+use crate::kube::selector::labels_match;
 use crate::kube::snapshot::{Located, Object, ServicesByNamespace, Snapshot};
 
 /// The annotation the CNI agent sets on a pod it has redirected to ztunnel.
@@ -220,9 +221,7 @@ fn backends_of<'s>(
     selector: Option<&Labels>,
 ) -> Vec<Backend<'s>> {
     static EMPTY: Labels = BTreeMap::new();
-    let picks = |labels: &Labels| {
-        selector.is_none_or(|selector| selector.iter().all(|(k, v)| labels.get(k) == Some(v)))
-    };
+    let picks = |labels: &Labels| selector.is_none_or(|selector| labels_match(selector, labels));
     let mut out = Vec::new();
     for w in workloads {
         let meta = &w.object.template.metadata;
@@ -340,7 +339,7 @@ impl<'s> BackendIndex<'s> {
         let run = self.by_namespace.get(ns).cloned().unwrap_or_default();
         self.all[run]
             .iter()
-            .filter(|b| selector.is_none_or(|s| s.iter().all(|(k, v)| b.labels.get(k) == Some(v))))
+            .filter(|b| selector.is_none_or(|s| labels_match(s, b.labels)))
             .cloned()
             .collect()
     }

@@ -268,63 +268,64 @@ impl Object for CrdMeta {
     }
 }
 
-/// The Services of the snapshot by namespace, for the lookups of an analysis over every
-/// workload (each asks for the Services of its namespace, not for all of them).
-#[derive(Debug, Default)]
-pub struct ServicesByNamespace<'s> {
-    by_namespace: std::collections::HashMap<&'s str, Vec<&'s Located<Service>>>,
+/// Objects of the snapshot grouped by a name (their namespace, their own name), each group in
+/// the snapshot's order, for the lookups of an analysis over every workload or pod.
+#[derive(Debug)]
+pub struct ObjectsBy<'s, T> {
+    groups: std::collections::HashMap<&'s str, Vec<&'s Located<T>>>,
 }
 
-impl<'s> ServicesByNamespace<'s> {
-    pub fn new(snapshot: &'s Snapshot) -> Self {
-        let mut by_namespace: std::collections::HashMap<&'s str, Vec<&'s Located<Service>>> =
-            Default::default();
-        for svc in &snapshot.services {
-            by_namespace
-                .entry(svc.object.namespace().unwrap_or(""))
-                .or_default()
-                .push(svc);
+impl<T> Default for ObjectsBy<'_, T> {
+    fn default() -> Self {
+        ObjectsBy {
+            groups: Default::default(),
         }
-        ServicesByNamespace { by_namespace }
-    }
-
-    /// The Services of `namespace`, in the snapshot's order.
-    pub fn of(&self, namespace: &str) -> &[&'s Located<Service>] {
-        self.by_namespace
-            .get(namespace)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
     }
 }
 
-/// The Namespace objects of the snapshot (in and beyond the scope) by name, in the snapshot's
-/// order (files may hold two of one name), for the lookups of an analysis over every pod.
-#[derive(Debug, Default)]
-pub struct NamespacesByName<'s> {
-    by_name: std::collections::HashMap<&'s str, Vec<&'s Located<Namespace>>>,
-}
-
-impl<'s> NamespacesByName<'s> {
-    pub fn new(snapshot: &'s Snapshot) -> Self {
-        let mut by_name: std::collections::HashMap<&'s str, Vec<&'s Located<Namespace>>> =
+impl<'s, T> ObjectsBy<'s, T> {
+    fn group(
+        objects: impl IntoIterator<Item = &'s Located<T>>,
+        key: impl Fn(&'s Located<T>) -> &'s str,
+    ) -> Self {
+        let mut groups: std::collections::HashMap<&'s str, Vec<&'s Located<T>>> =
             Default::default();
-        for n in snapshot.all_namespaces() {
-            by_name.entry(n.object.name()).or_default().push(n);
+        for o in objects {
+            groups.entry(key(o)).or_default().push(o);
         }
-        NamespacesByName { by_name }
+        ObjectsBy { groups }
     }
 
-    /// The Namespaces named `name` (usually one), in the snapshot's order.
-    pub fn named(&self, name: &str) -> &[&'s Located<Namespace>] {
-        self.by_name
-            .get(name)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
+    /// The objects of `name`, in the snapshot's order.
+    pub fn of(&self, name: &str) -> &[&'s Located<T>] {
+        self.groups.get(name).map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+/// The Services of the snapshot by namespace (each workload asks for the Services of its
+/// namespace, not for all of them).
+pub type ServicesByNamespace<'s> = ObjectsBy<'s, Service>;
+
+impl<'s> ObjectsBy<'s, Service> {
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        Self::group(&snapshot.services, |svc| {
+            svc.object.namespace().unwrap_or("")
+        })
+    }
+}
+
+/// The Namespace objects of the snapshot (in and beyond the scope) by name (files may hold two
+/// of one name).
+pub type NamespacesByName<'s> = ObjectsBy<'s, Namespace>;
+
+impl<'s> ObjectsBy<'s, Namespace> {
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        Self::group(snapshot.all_namespaces(), |n| n.object.name())
     }
 
     /// The labels of the first Namespace named `name`.
     pub fn labels(&self, name: &str) -> Option<&'s BTreeMap<String, String>> {
-        self.named(name)
+        self.of(name)
             .first()
             .and_then(|n| n.object.metadata.labels.as_ref())
     }
