@@ -6,11 +6,14 @@ bearer token and a CA file (the test cluster's).
     raw_lists.py KUBECONFIG PATHS_FILE whole        # one request per list, no limit
     raw_lists.py KUBECONFIG PATHS_FILE pages N      # limit=N, following continue tokens
 
+With RAW_ACCEPT set, that is the requests' Accept header (`application/json` otherwise).
+
 PATHS_FILE holds one API path per line (`/api/v1/pods`). Prints the wall time in seconds, the
 number of requests and the bytes read.
 """
 
 import http.client
+import os
 import re
 import ssl
 import sys
@@ -41,6 +44,7 @@ def main():
     paths = [l.strip() for l in open(sys.argv[2]) if l.strip()]
     limit = int(sys.argv[4]) if sys.argv[3] == "pages" else 0
     url = urllib.parse.urlparse(server)
+    accept = os.environ.get("RAW_ACCEPT", "application/json")
     context = ssl.create_default_context(cafile=ca)
     totals = {"requests": 0, "bytes": 0}
     lock = threading.Lock()
@@ -57,7 +61,7 @@ def main():
                 query["continue"] = token_next
             target = path + ("?" + urllib.parse.urlencode(query) if query else "")
             conn.request("GET", target, headers={"Authorization": f"Bearer {token}",
-                                                 "Accept": "application/json"})
+                                                 "Accept": accept})
             response = conn.getresponse()
             body = response.read()
             with lock:

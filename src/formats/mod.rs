@@ -1,8 +1,11 @@
-//! Formats, pure: YAML/JSON reading that keeps the line of every node, YAML writing, text, durations.
+//! Formats, pure: YAML/JSON reading that keeps the line of every node, YAML writing, text, durations, Kubernetes' protobuf.
 
 pub mod duration;
 pub mod go_duration;
 pub mod json_members;
+pub mod kube_protobuf;
+#[rustfmt::skip]
+pub mod kube_protobuf_schema;
 pub mod text;
 pub mod yaml;
 pub mod yaml_subset;
