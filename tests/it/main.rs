@@ -34,6 +34,7 @@ mod e2e_faults;
 mod e2e_gateway_api;
 mod e2e_no_istio;
 mod e2e_pod;
+mod e2e_protobuf;
 mod e2e_proxy_status;
 mod e2e_real_ambient;
 mod e2e_real_gateway_certs;

@@ -1,0 +1,83 @@
+//! Pods, Services and Namespaces are listed in protobuf (`src/formats/kube_protobuf.rs`): on a
+//! real API server, every object of the three lists decodes from protobuf to the object its
+//! JSON decodes to. Both lists are asked for at one resourceVersion, so the kubelet writing a
+//! status between them changes neither. On the test cluster (kwok's pods) and on the real node
+//! (pods the kubelet runs, with Istio's injected sidecars and their statuses).
+
+use crate::common;
+
+use common::TestEnv;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
+use mesh_doctor::formats::kube_protobuf::{self, Root};
+use mesh_doctor::formats::kube_protobuf_schema as schema;
+
+/// GET `path` with `accept`, through curl (the kubeconfig's token and CA).
+fn get(env: &TestEnv, path: &str, accept: &str) -> Vec<u8> {
+    let (server, ca, token) = common::credentials(&env.kubeconfig);
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--fail", "--cacert", &ca, "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .args(["-H", &format!("Accept: {accept}")])
+        .arg(format!("{server}{path}"))
+        .output()
+        .expect("curl runs");
+    assert!(
+        out.status.success(),
+        "GET {path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The list at `path` in both encodings decodes to equal objects; returns how many.
+fn same_both_ways<T>(env: &TestEnv, path: &str, root: Root) -> usize
+where
+    T: serde::de::DeserializeOwned + PartialEq + serde::Serialize + Clone,
+{
+    let json = get(env, path, "application/json");
+    let json = String::from_utf8(json).unwrap();
+    let json = mesh_doctor::formats::json_members::without_members(&json, "managedFields");
+    let from_json: kube::core::ObjectList<T> = serde_json::from_str(&json).unwrap();
+    let version = from_json.metadata.resource_version.clone().unwrap();
+    let body = get(
+        env,
+        &format!("{path}?resourceVersion={version}&resourceVersionMatch=Exact"),
+        "application/vnd.kubernetes.protobuf",
+    );
+    let listed = kube_protobuf::list(&body).unwrap();
+    assert_eq!(listed.items.len(), from_json.items.len(), "{path}");
+    for (item, expected) in listed.items.iter().zip(&from_json.items) {
+        let decoded: T =
+            kube_protobuf::decode(item, root).unwrap_or_else(|e| panic!("{path}: {e}"));
+        if &decoded != expected {
+            panic!(
+                "{path}: protobuf gave\n{}\nJSON gave\n{}",
+                serde_json::to_string_pretty(&decoded).unwrap(),
+                serde_json::to_string_pretty(expected).unwrap()
+            );
+        }
+    }
+    listed.items.len()
+}
+
+fn all_three(env: &TestEnv) -> usize {
+    let pods = same_both_ways::<Pod>(env, "/api/v1/pods", schema::POD);
+    same_both_ways::<Service>(env, "/api/v1/services", schema::SERVICE);
+    same_both_ways::<Namespace>(env, "/api/v1/namespaces", schema::NAMESPACE);
+    pods
+}
+
+#[test]
+#[ignore = "needs the test cluster: testenv/up.sh"]
+fn protobuf_lists_decode_as_json_on_the_test_cluster() {
+    let env = common::testenv();
+    all_three(&env);
+}
+
+#[test]
+#[ignore = "needs the real node with Istio: scripts/test-all.sh"]
+fn protobuf_lists_decode_as_json_on_the_real_node() {
+    let env = common::real::real_env();
+    // istiod, CoreDNS and kube-proxy at least: pods the kubelet wrote the status of.
+    assert!(all_three(&env) >= 3);
+}
