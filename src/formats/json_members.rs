@@ -8,12 +8,8 @@ use std::borrow::Cow;
 /// separated each from its neighbour), borrowed when it has none. Text that is not well-formed
 /// JSON where the scan goes is returned as it is, for the decoder to say what is wrong.
 pub fn without_members<'t>(text: &'t str, name: &str) -> Cow<'t, str> {
-    let needle = format!("\"{name}\"");
-    if !text.contains(needle.as_str()) {
-        return Cow::Borrowed(text);
-    }
-    match cut(text.as_bytes(), needle.as_bytes()) {
-        Some(spans) if !spans.is_empty() => {
+    match spans_to_cut(text, name) {
+        Some(spans) => {
             let removed: usize = spans.iter().map(|(a, b)| b - a).sum();
             let mut out = String::with_capacity(text.len() - removed);
             let mut copied = 0;
@@ -24,8 +20,35 @@ pub fn without_members<'t>(text: &'t str, name: &str) -> Cow<'t, str> {
             out.push_str(&text[copied..]);
             Cow::Owned(out)
         }
-        _ => Cow::Borrowed(text),
+        None => Cow::Borrowed(text),
     }
+}
+
+/// [`without_members`] in the text's own buffer: no second copy of a large answer.
+pub fn cut_members(text: String, name: &str) -> String {
+    let Some(spans) = spans_to_cut(&text, name) else {
+        return text;
+    };
+    let mut bytes = text.into_bytes();
+    let mut kept = 0;
+    let mut from = 0;
+    for (start, end) in spans.into_iter().chain([(bytes.len(), bytes.len())]) {
+        bytes.copy_within(from..start, kept);
+        kept += start - from;
+        from = end;
+    }
+    bytes.truncate(kept);
+    // Whole members were cut at ASCII delimiters: the rest is the UTF-8 it was.
+    String::from_utf8(bytes).expect("members cut at ASCII delimiters")
+}
+
+/// The members' spans, `None` when there are none (or the text is not JSON where the scan goes).
+fn spans_to_cut(text: &str, name: &str) -> Option<Vec<(usize, usize)>> {
+    let needle = format!("\"{name}\"");
+    if !text.contains(needle.as_str()) {
+        return None;
+    }
+    cut(text.as_bytes(), needle.as_bytes()).filter(|spans| !spans.is_empty())
 }
 
 /// The byte ranges to cut, ascending and disjoint; `None` when the text is not JSON.
@@ -143,6 +166,12 @@ mod tests {
 
     fn cut_mf(text: &str) -> String {
         let out = without_members(text, "managedFields").into_owned();
+        // In place, the same text.
+        assert_eq!(
+            cut_members(text.to_string(), "managedFields"),
+            out,
+            "{text}"
+        );
         // Whatever was cut, the rest is the same JSON without the member.
         let before: serde_json::Value = serde_json::from_str(text).unwrap();
         let after: serde_json::Value = serde_json::from_str(&out).unwrap();

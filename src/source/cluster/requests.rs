@@ -50,7 +50,8 @@ where
     }
 }
 
-/// [`list_page`] in JSON.
+/// [`list_page`] in JSON. The answer is read into one buffer, and `managedFields` are cut from
+/// it in place: no second or third copy of a page of megabytes.
 async fn list_page_json<K>(
     client: &kube::Client,
     mut request: http::Request<Vec<u8>>,
@@ -59,12 +60,29 @@ async fn list_page_json<K>(
 where
     K: Clone + DeserializeOwned,
 {
+    use http_body_util::BodyExt;
     request.extensions_mut().insert("list");
-    let text = client.request_text(request).await?;
+    let response = client.send(request.map(kube::client::Body::from)).await?;
+    let status = response.status();
+    let body = response.into_body().collect().await?.to_bytes();
+    let text = String::from_utf8(Vec::from(body)).map_err(kube::Error::FromUtf8)?;
+    if status.is_client_error() || status.is_server_error() {
+        return Err(api_error(status, &text));
+    }
     // Nobody waiting for it is no error.
     let _ = early.send(continue_token(&text));
-    let text = crate::formats::json_members::without_members(&text, "managedFields");
+    let text = crate::formats::json_members::cut_members(text, "managedFields");
     serde_json::from_str(&text).map_err(kube::Error::SerdeError)
+}
+
+/// An error answer as kube's client makes it: the server's `Status`, else its text as the
+/// message, with the HTTP code.
+fn api_error(status: http::StatusCode, text: &str) -> kube::Error {
+    let status = serde_json::from_str::<kube::core::Status>(text).unwrap_or_else(|_| {
+        kube::core::Status::failure(text.trim(), "Failed to parse error data")
+            .with_code(status.as_u16())
+    });
+    kube::Error::Api(status.boxed())
 }
 
 /// The kinds listed in protobuf: the API server encodes them several times faster than JSON,
@@ -260,19 +278,20 @@ impl Cluster {
         .await
     }
 
-    /// The request for one page of `api`'s list, as [`Cluster::paginate`] takes it: decoded
-    /// without the objects' `metadata.managedFields` (a third of a Pod's JSON, read by nothing
+    /// The request for one page of `api`'s list, as [`Cluster::paginate`] takes it, decoded
+    /// into `X` (`api`'s kind, or a type that reads only part of it) without the objects' `metadata.managedFields` (a third of a Pod's JSON, read by nothing
     /// here), which are cut from the text first and so cost neither decoding nor memory.
-    pub fn page<K>(
+    pub fn page<K, X>(
         &self,
         api: &Api<K>,
         params: ListParams,
         early: EarlyToken,
-    ) -> impl std::future::Future<Output = kube::Result<ObjectList<K>>> + Send + 'static
+    ) -> impl std::future::Future<Output = kube::Result<ObjectList<X>>> + Send + 'static
     where
-        K: kube::Resource + Clone + DeserializeOwned + Send + 'static,
+        K: kube::Resource,
+        X: Clone + DeserializeOwned + Send + 'static,
     {
-        list_page::<K>(
+        list_page::<X>(
             self.client.clone(),
             api.resource_url().to_string(),
             params,

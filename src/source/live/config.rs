@@ -205,22 +205,27 @@ async fn list_kind(
         .paginate(
             &ListParams::default(),
             |params, early| cluster.page(&api, params, early),
-            |mut o| {
-                let take = |key: &str, data: &mut serde_json::Value| {
-                    data.get_mut(key)
-                        .map(serde_json::Value::take)
-                        .unwrap_or_default()
-                };
-                ConfigObject {
-                    api_version: resource.api_version.clone(),
-                    kind: resource.kind.clone(),
-                    spec: take("spec", &mut o.data),
-                    status: take("status", &mut o.data),
-                    metadata: o.metadata,
-                }
+            |o: ListedConfig| ConfigObject {
+                api_version: resource.api_version.clone(),
+                kind: resource.kind.clone(),
+                spec: o.spec,
+                status: o.status,
+                metadata: o.metadata,
             },
         )
         .await
+}
+
+/// A listed custom resource, decoded as far as [`ConfigObject`] keeps it. (kube's
+/// `DynamicObject` buffers every object whole to split it into its metadata and the rest.)
+#[derive(Clone, serde::Deserialize)]
+struct ListedConfig {
+    #[serde(default)]
+    metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    #[serde(default)]
+    spec: serde_json::Value,
+    #[serde(default)]
+    status: serde_json::Value,
 }
 
 /// Gets the Secrets the snapshot's Gateways name, in the namespace of the workload each
