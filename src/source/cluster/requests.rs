@@ -152,16 +152,15 @@ where
         Err(e) => return not_decoded(e, early),
     };
     let _ = early.send(list.continue_token.clone());
-    let items = match list
-        .items
-        .iter()
-        .map(|item| kube_protobuf::decode::<K>(item, kind))
-        .collect::<Result<Vec<K>, _>>()
-    {
-        Ok(items) => items,
-        // The token was told already: the JSON page tells nobody.
-        Err(e) => return not_decoded(e, tokio::sync::oneshot::channel().0),
-    };
+    // Sized once: a page of Pods is megabytes, and growing it copies them.
+    let mut items = Vec::with_capacity(list.items.len());
+    for item in &list.items {
+        match kube_protobuf::decode::<K>(item, kind) {
+            Ok(item) => items.push(item),
+            // The token was told already: the JSON page tells nobody.
+            Err(e) => return not_decoded(e, tokio::sync::oneshot::channel().0),
+        }
+    }
     Ok(Protobuf::Listed(ObjectList {
         types: Default::default(),
         metadata: kube::core::ListMeta {
@@ -226,6 +225,8 @@ struct Ahead<X: Clone> {
 /// A list is abandoned after this many pages (10 million objects of a kind): a server that
 /// never stops paginating cannot keep the command reading.
 pub const MAX_PAGES: usize = 20_000;
+/// At most this many objects' room is reserved on a server's word (`remainingItemCount`).
+const MAX_RESERVED: usize = 100_000;
 /// How many times a request the server throttles (429) or calls unavailable (503, 504) is tried.
 pub const TRIES: u32 = 3;
 
@@ -382,6 +383,14 @@ impl Cluster {
                 ms = asked.elapsed().as_millis() as u64,
                 "listed a page"
             );
+            // Room for the rest of the list, when the server says how much is left: growing a
+            // list of thousands of objects would copy them again and again.
+            let left = page
+                .metadata
+                .remaining_item_count
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(0);
+            items.reserve(page.items.len() + left.min(MAX_RESERVED));
             items.extend(page.items.into_iter().map(&mut keep));
             match page.metadata.continue_ {
                 Some(t) if !t.is_empty() => {
