@@ -29,8 +29,8 @@ fn get(env: &TestEnv, path: &str, accept: &str) -> Vec<u8> {
     out.stdout
 }
 
-/// The list at `path` in both encodings decodes to equal objects; returns how many.
-fn same_both_ways<T>(env: &TestEnv, path: &str, root: Root) -> usize
+/// The list at `path` in both encodings decodes to equal objects; returns them.
+fn same_both_ways<T>(env: &TestEnv, path: &str, root: Root) -> Vec<T>
 where
     T: serde::de::DeserializeOwned + PartialEq + serde::Serialize + Clone,
 {
@@ -57,10 +57,11 @@ where
             );
         }
     }
-    listed.items.len()
+    from_json.items
 }
 
-fn all_three(env: &TestEnv) -> usize {
+/// Compares the three lists; returns the Pods as JSON gave them.
+fn all_three(env: &TestEnv) -> Vec<Pod> {
     let pods = same_both_ways::<Pod>(env, "/api/v1/pods", schema::POD);
     same_both_ways::<Service>(env, "/api/v1/services", schema::SERVICE);
     same_both_ways::<Namespace>(env, "/api/v1/namespaces", schema::NAMESPACE);
@@ -78,6 +79,27 @@ fn protobuf_lists_decode_as_json_on_the_test_cluster() {
 #[ignore = "needs the real node with Istio: scripts/test-all.sh"]
 fn protobuf_lists_decode_as_json_on_the_real_node() {
     let env = common::real::real_env();
-    // istiod, CoreDNS and kube-proxy at least: pods the kubelet wrote the status of.
-    assert!(all_three(&env) >= 3);
+    // Pods the kubelet runs and writes the status of, with the sidecar istiod injected.
+    let ns = env.namespace("real-protobuf", &["istio-injection=enabled"]);
+    env.apply(&common::real::app_deployment(&ns, "web", 1));
+    common::real::rollout(&env, &ns, "web");
+    let pods = all_three(&env);
+    let injected_and_running = pods.iter().any(|p| {
+        p.metadata.namespace.as_deref() == Some(ns.as_str())
+            && p.status
+                .as_ref()
+                .and_then(|s| s.init_container_statuses.as_ref())
+                .is_some_and(|all| {
+                    all.iter().any(|c| {
+                        c.name == "istio-proxy"
+                            && c.state.as_ref().is_some_and(|s| s.running.is_some())
+                    })
+                })
+    });
+    assert!(
+        injected_and_running,
+        "no running injected pod in {ns} among the {} listed",
+        pods.len()
+    );
+    env.delete_namespaces(&[&ns]);
 }

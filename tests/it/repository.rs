@@ -628,3 +628,26 @@ fn every_istio_code_is_istios_row_of_messages_yaml() {
         "Istio's rows that mesh-doctor does not emit changed"
     );
 }
+
+/// The protobuf table (`src/formats/kube_protobuf_schema.rs`) is what its generator writes from
+/// k8s.io/api's Go types: nobody edited it by hand, and the generator still runs.
+#[test]
+#[ignore = "needs Go (and the Go module proxy or cache): scripts/test-all.sh"]
+fn protobuf_table_is_what_its_generator_writes() {
+    let out = std::process::Command::new("go")
+        .args(["run", "."])
+        .current_dir("scripts/gen-kube-protobuf")
+        .output()
+        .expect("go runs (Go is needed for this test)");
+    assert!(
+        out.status.success(),
+        "scripts/gen-kube-protobuf failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed = std::fs::read_to_string("src/formats/kube_protobuf_schema.rs").unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout) == committed,
+        "src/formats/kube_protobuf_schema.rs differs from what scripts/gen-kube-protobuf writes: \
+         (cd scripts/gen-kube-protobuf && go run .) > src/formats/kube_protobuf_schema.rs"
+    );
+}
