@@ -1,5 +1,5 @@
 // Command gen-kube-protobuf writes src/formats/kube_protobuf_schema.rs: for the Kubernetes kinds
-// mesh-doctor reads as protobuf (Pod, Service, Namespace), every message's fields with their
+// mesh-doctor reads as protobuf (Pod, Service, Namespace, and the Status of an error), every message's fields with their
 // protobuf field numbers, their JSON names and what the JSON form makes of a zero value. The
 // facts come from the Go types of k8s.io/api by reflection (their `protobuf` and `json` tags), so
 // the table is exactly what the API server's encoders use.
@@ -150,6 +150,7 @@ func main() {
 		{"POD", reflect.TypeOf(corev1.Pod{})},
 		{"SERVICE", reflect.TypeOf(corev1.Service{})},
 		{"NAMESPACE", reflect.TypeOf(corev1.Namespace{})},
+		{"STATUS", reflect.TypeOf(metav1.Status{})},
 	}
 	var consts []string
 	for _, r := range roots {

@@ -255,8 +255,8 @@ pub struct List<'a> {
 /// The magic bytes before every protobuf-encoded object of the API server.
 pub const MAGIC: &[u8] = b"k8s\0";
 
-/// Reads a list's envelope: its metadata and where its items are (not decoded).
-pub fn list(body: &[u8]) -> Result<List<'_>, DecodeError> {
+/// The object an answer holds: `runtime.Unknown`'s `raw`, after the magic bytes.
+pub fn object(body: &[u8]) -> Result<&[u8], DecodeError> {
     let unknown = body
         .strip_prefix(MAGIC)
         .ok_or_else(|| error("the answer does not start with the protobuf magic k8s\\0"))?;
@@ -271,7 +271,12 @@ pub fn list(body: &[u8]) -> Result<List<'_>, DecodeError> {
             _ => {}
         }
     }
-    let raw = raw.ok_or_else(|| error("the answer has no object"))?;
+    raw.ok_or_else(|| error("the answer has no object"))
+}
+
+/// Reads a list's envelope: its metadata and where its items are (not decoded).
+pub fn list(body: &[u8]) -> Result<List<'_>, DecodeError> {
+    let raw = object(body)?;
     let mut out = List {
         continue_token: None,
         resource_version: None,
@@ -981,6 +986,39 @@ mod tests {
             let _ = decode::<Pod>(&changed, schema::POD);
         }
         assert!(list(&body[..body.len() - 3]).is_err(), "a cut list");
+    }
+
+    #[test]
+    fn an_error_status_decodes_as_its_json_does() {
+        // Status: status (2), message (3), reason (4), details (5: kind 3, causes 4 with
+        // message 2, retryAfterSeconds 5), code (6); in runtime.Unknown's raw (2).
+        let cause = bytes_field(2, b"too many requests");
+        let details = [
+            bytes_field(3, b"pods"),
+            bytes_field(4, &cause),
+            varint_field(5, 3),
+        ]
+        .concat();
+        let status = [
+            bytes_field(1, b""),
+            bytes_field(2, b"Failure"),
+            bytes_field(3, b"slow down"),
+            bytes_field(4, b"TooManyRequests"),
+            bytes_field(5, &details),
+            varint_field(6, 429),
+        ]
+        .concat();
+        let body = [MAGIC.to_vec(), bytes_field(2, &status)].concat();
+        let from_protobuf: kube::core::Status =
+            decode(object(&body).unwrap(), schema::STATUS).unwrap();
+        let from_json: kube::core::Status = serde_json::from_str(
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"slow down",
+               "reason":"TooManyRequests","details":{"kind":"pods","causes":[{"message":"too many requests"}],
+               "retryAfterSeconds":3},"code":429}"#,
+        )
+        .unwrap();
+        assert_eq!(from_protobuf, from_json);
+        assert_eq!(from_protobuf.details.unwrap().retry_after_seconds, 3);
     }
 
     #[test]

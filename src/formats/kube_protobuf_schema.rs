@@ -6,6 +6,7 @@ use super::kube_protobuf::{Field, Kind, Message, Root};
 pub const POD: Root = Root { messages: MESSAGES, index: 0 };
 pub const SERVICE: Root = Root { messages: MESSAGES, index: 129 };
 pub const NAMESPACE: Root = Root { messages: MESSAGES, index: 139 };
+pub const STATUS: Root = Root { messages: MESSAGES, index: 143 };
 
 // One message per line: its Go type, then each field's number, JSON name, kind and flags.
 pub static MESSAGES: &[Message] = &[
@@ -152,4 +153,8 @@ pub static MESSAGES: &[Message] = &[
     Message { name: "v1.NamespaceSpec", fields: &[Field::new(1, "finalizers", Kind::String).repeated()] },
     Message { name: "v1.NamespaceStatus", fields: &[Field::new(1, "phase", Kind::String).omit_zero(), Field::new(2, "conditions", Kind::Message(142)).repeated()] },
     Message { name: "v1.NamespaceCondition", fields: &[Field::new(1, "type", Kind::String), Field::new(2, "status", Kind::String), Field::new(4, "lastTransitionTime", Kind::Time), Field::new(5, "reason", Kind::String).omit_zero(), Field::new(6, "message", Kind::String).omit_zero()] },
+    Message { name: "v1.Status", fields: &[Field::new(1, "metadata", Kind::Message(144)), Field::new(2, "status", Kind::String).omit_zero(), Field::new(3, "message", Kind::String).omit_zero(), Field::new(4, "reason", Kind::String).omit_zero(), Field::new(5, "details", Kind::Message(145)), Field::new(6, "code", Kind::Int32).omit_zero()] },
+    Message { name: "v1.ListMeta", fields: &[Field::new(1, "selfLink", Kind::String).omit_zero(), Field::new(2, "resourceVersion", Kind::String).omit_zero(), Field::new(3, "continue", Kind::String).omit_zero(), Field::new(4, "remainingItemCount", Kind::Int64)] },
+    Message { name: "v1.StatusDetails", fields: &[Field::new(1, "name", Kind::String).omit_zero(), Field::new(2, "group", Kind::String).omit_zero(), Field::new(3, "kind", Kind::String).omit_zero(), Field::new(4, "causes", Kind::Message(146)).repeated(), Field::new(5, "retryAfterSeconds", Kind::Int32).omit_zero(), Field::new(6, "uid", Kind::String).omit_zero()] },
+    Message { name: "v1.StatusCause", fields: &[Field::new(1, "reason", Kind::String).omit_zero(), Field::new(2, "message", Kind::String).omit_zero(), Field::new(3, "field", Kind::String).omit_zero()] },
 ];

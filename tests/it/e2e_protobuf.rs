@@ -11,11 +11,16 @@ use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use mesh_doctor::formats::kube_protobuf::{self, Root};
 use mesh_doctor::formats::kube_protobuf_schema as schema;
 
-/// GET `path` with `accept`, through curl (the kubeconfig's token and CA).
+/// GET `path` with `accept`, through curl (the kubeconfig's token and CA); a 4xx or 5xx fails.
 fn get(env: &TestEnv, path: &str, accept: &str) -> Vec<u8> {
+    fetch(env, path, accept, true)
+}
+
+fn fetch(env: &TestEnv, path: &str, accept: &str, fail: bool) -> Vec<u8> {
     let (server, ca, token) = common::credentials(&env.kubeconfig);
     let out = std::process::Command::new("curl")
-        .args(["-sS", "--fail", "--cacert", &ca, "-H"])
+        .args(fail.then_some("--fail"))
+        .args(["-sS", "--cacert", &ca, "-H"])
         .arg(format!("Authorization: Bearer {token}"))
         .args(["-H", &format!("Accept: {accept}")])
         .arg(format!("{server}{path}"))
@@ -37,7 +42,8 @@ where
     let json = get(env, path, "application/json");
     let json = String::from_utf8(json).unwrap();
     let json = mesh_doctor::formats::json_members::without_members(&json, "managedFields");
-    let from_json: kube::core::ObjectList<T> = serde_json::from_str(&json).unwrap();
+    let from_json: kube::core::ObjectList<T> = serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("GET {path}: {e}: {}", &json[..json.len().min(2000)]));
     let version = from_json.metadata.resource_version.clone().unwrap();
     let body = get(
         env,
@@ -73,6 +79,15 @@ fn all_three(env: &TestEnv) -> Vec<Pod> {
 fn protobuf_lists_decode_as_json_on_the_test_cluster() {
     let env = common::testenv();
     all_three(&env);
+    // An error's Status, which comes in protobuf too when protobuf is asked for.
+    let path = "/api/v1/namespaces/mesh-doctor-none/pods/none";
+    let json: kube::core::Status =
+        serde_json::from_slice(&fetch(&env, path, "application/json", false)).unwrap();
+    let body = fetch(&env, path, "application/vnd.kubernetes.protobuf", false);
+    let raw = kube_protobuf::object(&body).unwrap();
+    let protobuf: kube::core::Status = kube_protobuf::decode(raw, schema::STATUS).unwrap();
+    assert_eq!(protobuf, json);
+    assert_eq!((protobuf.code, protobuf.reason.as_str()), (404, "NotFound"));
 }
 
 #[test]

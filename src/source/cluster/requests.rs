@@ -130,17 +130,34 @@ where
     );
     request.extensions_mut().insert("list");
     let response = client.send(request.map(kube::client::Body::from)).await?;
-    let served = response.status().is_success()
-        && response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with(PROTOBUF));
-    if !served {
-        tracing::debug!(status = %response.status(), "no protobuf list, asking for JSON");
+    let status = response.status();
+    let in_protobuf = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(PROTOBUF));
+    if !in_protobuf {
+        tracing::debug!(%status, "no protobuf list, asking for JSON");
         return Ok(Protobuf::NotServed(early));
     }
     let body = response.into_body().collect().await?.to_bytes();
+    if status.is_client_error() || status.is_server_error() {
+        // The server's Status, in protobuf too: the error as the JSON one would be, without
+        // asking a throttled or refusing server a second time.
+        let decoded = kube_protobuf::object(&body).and_then(|raw| {
+            kube_protobuf::decode::<kube::core::Status>(
+                raw,
+                crate::formats::kube_protobuf_schema::STATUS,
+            )
+        });
+        return match decoded {
+            Ok(answer) => Err(kube::Error::Api(answer.boxed())),
+            Err(e) => {
+                tracing::debug!(error = %e, %status, "protobuf Status not decoded, asking for JSON");
+                Ok(Protobuf::NotServed(early))
+            }
+        };
+    }
     // Not decodable here (a server's field of a wire type the table does not expect): the page
     // is read in JSON instead, so a gap in this decoder never costs a result.
     let not_decoded = |e: kube_protobuf::DecodeError, early| {
