@@ -9,6 +9,8 @@ use mesh_doctor::envoy::admin;
 use mesh_doctor::envoy::bootstrap::{Format, validate};
 use mesh_doctor::envoy::logs::{self, LogSource};
 use mesh_doctor::formats::duration::{MAX_DURATION, parse_duration, parse_size, show_duration};
+use mesh_doctor::formats::kube_protobuf;
+use mesh_doctor::formats::kube_protobuf_schema as protobuf_schema;
 use mesh_doctor::istio::syncz;
 use mesh_doctor::kube::snapshot::Snapshot;
 use mesh_doctor::source::files::{FileOptions, LoadStats, load_text};
@@ -83,6 +85,27 @@ pub fn syncz_parser(data: &[u8]) {
     let _ = syncz::parse_version_answer(text);
     let _ = syncz::parse_time(text);
     let _ = syncz::short_type(text);
+}
+
+/// The API server's protobuf answers (live lists of the built-in kinds, and error Statuses): any bytes decode or give an error, never a panic.
+pub fn kube_protobuf(data: &[u8]) {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod, Service};
+    if let Ok(list) = kube_protobuf::list(data) {
+        for item in list.items.iter().take(64) {
+            let _ = kube_protobuf::decode::<Pod>(item, protobuf_schema::POD);
+            let _ = kube_protobuf::decode::<Service>(item, protobuf_schema::SERVICE);
+            let _ = kube_protobuf::decode::<Namespace>(item, protobuf_schema::NAMESPACE);
+            let _ = kube_protobuf::decode::<Node>(item, protobuf_schema::NODE);
+            let _ = kube_protobuf::decode::<Event>(item, protobuf_schema::EVENT);
+            let _ = kube_protobuf::decode::<Deployment>(item, protobuf_schema::DEPLOYMENT);
+        }
+    }
+    if let Ok(raw) = kube_protobuf::object(data) {
+        let _ = kube_protobuf::decode::<kube::core::Status>(raw, protobuf_schema::STATUS);
+    }
+    // The bytes as one object too, without the envelope.
+    let _ = kube_protobuf::decode::<Pod>(data, protobuf_schema::POD);
 }
 
 /// The Envoy / pilot-agent log signature matcher and its line helpers.

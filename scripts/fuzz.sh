@@ -17,7 +17,7 @@ seconds=${1:-300}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(manifest_loader bootstrap_validator admin_parsers syncz_parser log_matcher duration_parser)
+  targets=(manifest_loader bootstrap_validator admin_parsers syncz_parser kube_protobuf log_matcher duration_parser)
 fi
 rss_mb=${RSS_MB:-2048}
 timeout_s=${TIMEOUT:-10}
@@ -42,6 +42,8 @@ seed() {
       mapfile -t files < <(find tests/fixtures/envoy -maxdepth 1 \( -name '*.json' -o -name '*ready*.txt' -o -name '*stats*.txt' \) -type f) ;;
     syncz_parser)
       mapfile -t files < <(find tests/fixtures/syncz -type f) ;;
+    kube_protobuf)
+      mapfile -t files < <(find tests/fixtures/kube-protobuf -name '*.pb' -type f) ;;
     log_matcher)
       mapfile -t files < <(find tests/fixtures/envoy -maxdepth 1 -name '*stderr*.txt' -type f) ;;
     duration_parser)

@@ -15,7 +15,12 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -151,6 +156,15 @@ func main() {
 		{"SERVICE", reflect.TypeOf(corev1.Service{})},
 		{"NAMESPACE", reflect.TypeOf(corev1.Namespace{})},
 		{"STATUS", reflect.TypeOf(metav1.Status{})},
+		{"NODE", reflect.TypeOf(corev1.Node{})},
+		{"EVENT", reflect.TypeOf(corev1.Event{})},
+		{"DEPLOYMENT", reflect.TypeOf(appsv1.Deployment{})},
+		{"STATEFUL_SET", reflect.TypeOf(appsv1.StatefulSet{})},
+		{"DAEMON_SET", reflect.TypeOf(appsv1.DaemonSet{})},
+		{"CRON_JOB", reflect.TypeOf(batchv1.CronJob{})},
+		{"ENDPOINT_SLICE", reflect.TypeOf(discoveryv1.EndpointSlice{})},
+		{"NETWORK_POLICY", reflect.TypeOf(networkingv1.NetworkPolicy{})},
+		{"POD_DISRUPTION_BUDGET", reflect.TypeOf(policyv1.PodDisruptionBudget{})},
 	}
 	var consts []string
 	for _, r := range roots {

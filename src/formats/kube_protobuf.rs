@@ -894,6 +894,33 @@ mod tests {
         assert_eq!(namespaces.len(), 2);
     }
 
+    /// One object of each other kind listed in protobuf, written with most of its fields (see
+    /// tests/fixtures/README.md), decodes as its JSON does.
+    #[test]
+    fn every_other_kind_decodes_as_its_json_does() {
+        use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+        use k8s_openapi::api::batch::v1::CronJob;
+        use k8s_openapi::api::core::v1::{Event, Node};
+        use k8s_openapi::api::discovery::v1::EndpointSlice;
+        use k8s_openapi::api::networking::v1::NetworkPolicy;
+        use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+        let nodes: Vec<Node> = same_as_json("nodes", schema::NODE);
+        assert!(nodes[0].status.as_ref().unwrap().images.is_some());
+        let events: Vec<Event> = same_as_json("events", schema::EVENT);
+        // A MicroTime, to the microsecond, and a zero one (null in JSON).
+        assert!(events.iter().any(|e| e.event_time.is_some()));
+        assert!(events.iter().any(|e| e.event_time.is_none()));
+        let deployments: Vec<Deployment> = same_as_json("deployments", schema::DEPLOYMENT);
+        assert!(deployments[0].status.as_ref().unwrap().conditions.is_some());
+        let _: Vec<StatefulSet> = same_as_json("statefulsets", schema::STATEFUL_SET);
+        let _: Vec<DaemonSet> = same_as_json("daemonsets", schema::DAEMON_SET);
+        let _: Vec<CronJob> = same_as_json("cronjobs", schema::CRON_JOB);
+        let _: Vec<EndpointSlice> = same_as_json("endpointslices", schema::ENDPOINT_SLICE);
+        let _: Vec<NetworkPolicy> = same_as_json("networkpolicies", schema::NETWORK_POLICY);
+        let _: Vec<PodDisruptionBudget> =
+            same_as_json("poddisruptionbudgets", schema::POD_DISRUPTION_BUDGET);
+    }
+
     /// A field: key, then the value as the wire type needs it.
     fn varint(mut v: u64, out: &mut Vec<u8>) {
         while v >= 0x80 {

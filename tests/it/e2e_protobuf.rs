@@ -1,6 +1,6 @@
-//! Pods, Services and Namespaces are listed in protobuf (`src/formats/kube_protobuf.rs`): on a
-//! real API server, every object of the three lists decodes from protobuf to the object its
-//! JSON decodes to. Both lists are asked for at one resourceVersion, so the kubelet writing a
+//! The built-in kinds mesh-doctor lists are read in protobuf (`src/formats/kube_protobuf.rs`): on
+//! a real API server, every object of their lists decodes from protobuf to the object its JSON
+//! decodes to. Both lists are asked for at one resourceVersion, so the kubelet writing a
 //! status between them changes neither. On the test cluster (kwok's pods) and on the real node
 //! (pods the kubelet runs, with Istio's injected sidecars and their statuses).
 
@@ -66,11 +66,38 @@ where
     from_json.items
 }
 
-/// Compares the three lists; returns the Pods as JSON gave them.
-fn all_three(env: &TestEnv) -> Vec<Pod> {
+/// Compares the lists of every kind listed in protobuf; returns the Pods as JSON gave them.
+fn all_kinds(env: &TestEnv) -> Vec<Pod> {
+    use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+    use k8s_openapi::api::batch::v1::CronJob;
+    use k8s_openapi::api::core::v1::{Event, Node};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
     let pods = same_both_ways::<Pod>(env, "/api/v1/pods", schema::POD);
     same_both_ways::<Service>(env, "/api/v1/services", schema::SERVICE);
     same_both_ways::<Namespace>(env, "/api/v1/namespaces", schema::NAMESPACE);
+    same_both_ways::<Node>(env, "/api/v1/nodes", schema::NODE);
+    same_both_ways::<Event>(env, "/api/v1/events", schema::EVENT);
+    same_both_ways::<Deployment>(env, "/apis/apps/v1/deployments", schema::DEPLOYMENT);
+    same_both_ways::<StatefulSet>(env, "/apis/apps/v1/statefulsets", schema::STATEFUL_SET);
+    same_both_ways::<DaemonSet>(env, "/apis/apps/v1/daemonsets", schema::DAEMON_SET);
+    same_both_ways::<CronJob>(env, "/apis/batch/v1/cronjobs", schema::CRON_JOB);
+    same_both_ways::<EndpointSlice>(
+        env,
+        "/apis/discovery.k8s.io/v1/endpointslices",
+        schema::ENDPOINT_SLICE,
+    );
+    same_both_ways::<NetworkPolicy>(
+        env,
+        "/apis/networking.k8s.io/v1/networkpolicies",
+        schema::NETWORK_POLICY,
+    );
+    same_both_ways::<PodDisruptionBudget>(
+        env,
+        "/apis/policy/v1/poddisruptionbudgets",
+        schema::POD_DISRUPTION_BUDGET,
+    );
     pods
 }
 
@@ -78,7 +105,7 @@ fn all_three(env: &TestEnv) -> Vec<Pod> {
 #[ignore = "needs the test cluster: testenv/up.sh"]
 fn protobuf_lists_decode_as_json_on_the_test_cluster() {
     let env = common::testenv();
-    all_three(&env);
+    all_kinds(&env);
     // An error's Status, which comes in protobuf too when protobuf is asked for.
     let path = "/api/v1/namespaces/mesh-doctor-none/pods/none";
     let json: kube::core::Status =
@@ -98,7 +125,7 @@ fn protobuf_lists_decode_as_json_on_the_real_node() {
     let ns = env.namespace("real-protobuf", &["istio-injection=enabled"]);
     env.apply(&common::real::app_deployment(&ns, "web", 1));
     common::real::rollout(&env, &ns, "web");
-    let pods = all_three(&env);
+    let pods = all_kinds(&env);
     let injected_and_running = pods.iter().any(|p| {
         p.metadata.namespace.as_deref() == Some(ns.as_str())
             && p.status

@@ -85,6 +85,14 @@ fn syncz_parser_on_its_seeds() {
 }
 
 #[test]
+fn kube_protobuf_on_its_seeds() {
+    run_on(
+        &files("tests/fixtures/kube-protobuf", 1, &|n| n.ends_with(".pb")),
+        bodies::kube_protobuf,
+    );
+}
+
+#[test]
 fn log_matcher_on_its_seeds() {
     let stderr = |n: &str| n.contains("stderr") && n.ends_with(".txt");
     run_on(

@@ -86,21 +86,40 @@ fn api_error(status: http::StatusCode, text: &str) -> kube::Error {
 }
 
 /// The kinds listed in protobuf: the API server encodes them several times faster than JSON,
-/// and they are most of a cluster's bytes (`formats::kube_protobuf`).
+/// and they are most of a cluster's bytes (`formats::kube_protobuf`). Custom resources have no
+/// protobuf form; ConfigMaps and webhook configurations hold bytes (base64 in JSON), which the
+/// table leaves out.
 fn protobuf_kind<K: 'static>() -> Option<crate::formats::kube_protobuf::Root> {
     use crate::formats::kube_protobuf_schema as schema;
-    use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
+    use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+    use k8s_openapi::api::batch::v1::CronJob;
+    use k8s_openapi::api::core::v1::{Event, Namespace, Node, Pod, Service};
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
     use std::any::TypeId;
+    let kinds = [
+        (TypeId::of::<Pod>(), schema::POD),
+        (TypeId::of::<Service>(), schema::SERVICE),
+        (TypeId::of::<Namespace>(), schema::NAMESPACE),
+        (TypeId::of::<Node>(), schema::NODE),
+        (TypeId::of::<Event>(), schema::EVENT),
+        (TypeId::of::<Deployment>(), schema::DEPLOYMENT),
+        (TypeId::of::<StatefulSet>(), schema::STATEFUL_SET),
+        (TypeId::of::<DaemonSet>(), schema::DAEMON_SET),
+        (TypeId::of::<CronJob>(), schema::CRON_JOB),
+        (TypeId::of::<EndpointSlice>(), schema::ENDPOINT_SLICE),
+        (TypeId::of::<NetworkPolicy>(), schema::NETWORK_POLICY),
+        (
+            TypeId::of::<PodDisruptionBudget>(),
+            schema::POD_DISRUPTION_BUDGET,
+        ),
+    ];
     let id = TypeId::of::<K>();
-    if id == TypeId::of::<Pod>() {
-        Some(schema::POD)
-    } else if id == TypeId::of::<Service>() {
-        Some(schema::SERVICE)
-    } else if id == TypeId::of::<Namespace>() {
-        Some(schema::NAMESPACE)
-    } else {
-        None
-    }
+    kinds
+        .into_iter()
+        .find(|(k, _)| *k == id)
+        .map(|(_, root)| root)
 }
 
 /// What a protobuf request gave.
