@@ -41,7 +41,7 @@ where
 {
     let json = get(env, path, "application/json");
     let json = String::from_utf8(json).unwrap();
-    let json = mesh_doctor::formats::json_members::without_members(&json, "managedFields");
+    let json = mesh_doctor::formats::json_members::cut_members(json, "managedFields");
     let from_json: kube::core::ObjectList<T> = serde_json::from_str(&json)
         .unwrap_or_else(|e| panic!("GET {path}: {e}: {}", &json[..json.len().min(2000)]));
     let version = from_json.metadata.resource_version.clone().unwrap();
