@@ -11,6 +11,18 @@ pub fn workers(jobs: usize) -> usize {
         .min(jobs.max(1))
 }
 
+/// How many threads the async runtime runs its tasks on (network I/O, and the decoding of each
+/// listed page): half the cores, at least one, at most four. The thread that waits on the
+/// command polls its futures too, so one runtime thread already gives two. More threads than
+/// that hand each read chunk of an answer from the thread that received it to another: on 2
+/// cores, 2 runtime threads cost 6,000-11,000 context switches and 40-50 ms more CPU in a live
+/// `analyze -A` of 16,000 objects than 1 (docs/performance.md), and CPU the API server, on
+/// the same machine in the benchmark, then lacks.
+pub fn runtime_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cores / 2).clamp(1, 4)
+}
+
 /// `job(i, &items[i])` for every item, on [`workers`] threads; the results in the items'
 /// order. With one core or one item, it runs on the calling thread. A panicking job panics
 /// here, once the other threads have stopped.

@@ -70,6 +70,7 @@ pub fn main_impl() -> ExitCode {
     }
     init_logging(global.verbose, global.color.enabled(Stream::Stderr));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(crate::parallel::runtime_threads())
         .enable_all()
         .build()
     {

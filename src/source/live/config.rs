@@ -44,6 +44,28 @@ pub struct Read {
     pub proxy_configs: Vec<Located<serde_json::Value>>,
 }
 
+/// Which of `groups` the server serves, and their kinds. Aggregated discovery (Kubernetes 1.26
+/// and later) answers in one request, where the group-by-group discovery needs one for the group
+/// list and one per version of each group, one after the other, while the server is busiest
+/// with the other lists. A server without it answers with the plain group list, in which the
+/// aggregated form finds no group; so does a proxy that drops the media type, or a cluster
+/// without Istio: the group-by-group discovery then says which it is.
+async fn served_kinds(cluster: &Cluster, groups: &[&str]) -> kube::Result<Discovery> {
+    let discovery = || Discovery::new(cluster.client.clone()).filter(groups);
+    match discovery().run_aggregated().await {
+        Ok(found) if found.groups().next().is_some() => Ok(found),
+        Ok(_) => discovery().run().await,
+        // Refused, throttled or unreachable: said (or retried) like any other request.
+        Err(kube::Error::Api(status)) if matches!(status.code, 401 | 403 | 429 | 503 | 504) => {
+            Err(kube::Error::Api(status))
+        }
+        Err(e @ (kube::Error::HyperError(_) | kube::Error::Service(_))) => Err(e),
+        // Any other answer to the aggregated form (406 from a proxy, a body that does not
+        // parse): the group-by-group discovery.
+        Err(_) => discovery().run().await,
+    }
+}
+
 /// Lists every served Istio config kind in every namespace: Istio's config crosses namespaces
 /// (exportTo, hosts two VirtualServices share, a Gateway in another namespace), so a `-n`
 /// scope limits the findings, not what is read (as istioctl does).
@@ -52,10 +74,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     let mut read = Read::default();
     let groups: &[&str] = config::GROUPS;
     // Bounded like every other request: the request timeout, the command's deadline, retries.
-    let discovery = match cluster
-        .request(|| Discovery::new(cluster.client.clone()).filter(groups).run())
-        .await
-    {
+    let discovery = match cluster.request(|| served_kinds(cluster, groups)).await {
         Err(ListError::Denied(reason)) => {
             for group in config::GROUPS {
                 for info in Kind::of_group(group) {
@@ -155,6 +174,9 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             read.late.get_or_insert("Istio configuration");
         }
     }
+    // Sized once: thousands of objects, copied again at each growth.
+    read.objects
+        .reserve(results.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
     for (resource, result) in lists.iter().zip(results) {
         // Every resource listed is a kind of the table (the filter above).
         let kind = table_kind(&resource.group, &resource.kind);
