@@ -97,13 +97,13 @@ PY
 )
 read -r read_span analysis_span <<<"$spans"
 read -r raw_whole whole_requests raw_bytes <<<"$(raw whole)"
-read -r raw_pages pages_requests _ <<<"$(raw pages 2000)"
+read -r raw_pages pages_requests _ <<<"$(raw pages 5000)"
 # The same, with the lists mesh-doctor asks for in protobuf (the built-in kinds but ConfigMaps
 # and webhook configurations: src/source/cluster/requests.rs) asked for in protobuf.
 export RAW_PROTOBUF
 RAW_PROTOBUF=$(grep -xE '/api/v1/(namespaces/[^/]+/)?(pods|services|namespaces|nodes|events)|/apis/(apps/v1|batch/v1|discovery\.k8s\.io/v1|networking\.k8s\.io/v1|policy/v1)/.*' "$paths" | paste -sd, -)
 read -r pb_whole _ pb_bytes <<<"$(raw whole)"
-read -r pb_pages _ _ <<<"$(raw pages 2000)"
+read -r pb_pages _ _ <<<"$(raw pages 5000)"
 unset RAW_PROTOBUF
 read -r theirs_wall theirs_cpu theirs_rss <<<"$(measure "$istioctl" analyze -A -o json)"
 load_end=$(cut -d' ' -f1 /proc/loadavg)
@@ -124,9 +124,9 @@ report=$(cat <<MD
 | \`kubectl mesh-doctor analyze -A -o json\` | $runs | ${ours_wall} s | ${ours_cpu} s | $((ours_rss / 1024)) MiB | $ours_findings |
 | \`istioctl analyze -A -o json\` ($(basename "$istioctl")) | $runs | ${theirs_wall} s | ${theirs_cpu} s | $((theirs_rss / 1024)) MiB | $theirs_findings |
 | the same $n_paths lists as mesh-doctor's, raw and all in parallel, one request each (\`bench/raw_lists.py whole\`: $whole_requests requests, $((raw_bytes / 1048576)) MiB, no decoding) | $runs | ${raw_whole} s | | | |
-| the same, in pages of 2,000 as mesh-doctor asks for them by default (\`bench/raw_lists.py pages 2000\`: $pages_requests requests) | $runs | ${raw_pages} s | | | |
+| the same, in pages of 5,000 as mesh-doctor asks for them by default (\`bench/raw_lists.py pages 5000\`: $pages_requests requests) | $runs | ${raw_pages} s | | | |
 | the same lists with the built-in kinds in protobuf, as mesh-doctor asks for them (\`RAW_PROTOBUF=... bench/raw_lists.py whole\`: $((pb_bytes / 1048576)) MiB) | $runs | ${pb_whole} s | | | |
-| the same, in pages of 2,000 (\`RAW_PROTOBUF=... bench/raw_lists.py pages 2000\`) | $runs | ${pb_pages} s | | | |
+| the same, in pages of 5,000 (\`RAW_PROTOBUF=... bench/raw_lists.py pages 5000\`) | $runs | ${pb_pages} s | | | |
 
 mesh-doctor / raw parallel lists wall time (the faster of the two JSON rows): **$ratio_raw** (issue 28's target: 1.2);
 against the faster of the two rows in mesh-doctor's own encodings: **$ratio_pb**. In one \`-vv\` run,

@@ -48,7 +48,7 @@ pub struct KubeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub request_timeout: Option<Duration>,
 
-    /// List objects in chunks of this many per request, as kubectl's --chunk-size (default 2000;
+    /// List objects in chunks of this many per request, as kubectl's --chunk-size (default 5000;
     /// 0 = one request per list)
     #[arg(long, value_name = "N")]
     pub chunk_size: Option<u32>,

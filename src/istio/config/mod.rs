@@ -77,6 +77,10 @@ impl<T> Typed<'_, T> {
     }
 }
 
+/// Below this many config objects per thread, [`Config::of`] types them on fewer threads (a
+/// thread costs more than typing a few hundred small specs).
+const TYPED_PER_THREAD: usize = 500;
+
 /// The snapshot's config resources, typed. A spec that does not fit the type (a string where a
 /// list belongs) is in `invalid` with serde's reason, and in no typed list.
 #[derive(Debug, Default)]
@@ -121,59 +125,31 @@ pub struct Config<'a> {
 }
 
 impl<'a> Config<'a> {
-    /// Reads every config object of the snapshot into its type.
+    /// Reads every config object of the snapshot into its type: in as many parts as there are
+    /// cores, each typed on its own thread, then put together in the snapshot's order (the
+    /// analysis waits for the whole config, so one thread would leave the others idle).
     pub fn of(snapshot: &'a Snapshot) -> Self {
-        let mut config = Config {
-            destination_rules_private_by_default: snapshot
-                .mesh_config
-                .as_ref()
-                .and_then(|m| m.get("defaultDestinationRuleExportTo")?.as_array())
-                .is_some_and(|a| a.iter().any(|e| e.as_str() == Some("."))),
-            services: ServicesByNamespace::new(snapshot),
-            ..Config::default()
-        };
-        for resource in &snapshot.config {
-            let kind = resource.object.kind.as_str();
-            if gateway_api::is_gateway_api(&resource.object) {
-                if let Err(reason) = config.add_gateway_api(resource) {
-                    config.invalid.push((resource, reason));
-                }
-                continue;
+        let parts = crate::parallel::workers(snapshot.config.len() / TYPED_PER_THREAD);
+        let size = snapshot.config.len().div_ceil(parts).max(1);
+        let chunks: Vec<&[Located<ConfigObject>]> = snapshot.config.chunks(size).collect();
+        let mut typed = crate::parallel::map(&chunks, |_, chunk| {
+            let mut part = Config::default();
+            for resource in *chunk {
+                part.add(resource);
             }
-            // A Duration Go cannot read makes the whole object unreadable, as to istioctl.
-            if let Some(reason) = durations::refused(kind, &resource.object.spec) {
-                config.invalid.push((resource, reason));
-                continue;
-            }
-            let result = match kind {
-                "VirtualService" => typed(resource).map(|t| config.virtual_services.push(t)),
-                "DestinationRule" => typed(resource).map(|t| config.destination_rules.push(t)),
-                "Gateway" => typed(resource).map(|t| config.gateways.push(t)),
-                "ServiceEntry" => typed(resource).map(|t| config.service_entries.push(t)),
-                "Sidecar" => typed(resource).map(|t| config.sidecars.push(t)),
-                "EnvoyFilter" => typed(resource).map(|t| config.envoy_filters.push(t)),
-                "WorkloadEntry" => typed(resource).map(|t| config.workload_entries.push(t)),
-                "WorkloadGroup" => typed(resource).map(|t| config.workload_groups.push(t)),
-                "RequestAuthentication" => {
-                    typed(resource).map(|t| config.request_authentications.push(t))
-                }
-                // Security, telemetry and extensions kinds.
-                "AuthorizationPolicy" => {
-                    typed(resource).map(|t| config.authorization_policies.push(t))
-                }
-                "PeerAuthentication" => {
-                    typed(resource).map(|t| config.peer_authentications.push(t))
-                }
-                "Telemetry" => typed(resource).map(|t| config.telemetries.push(t)),
-                "WasmPlugin" => typed(resource).map(|t| config.wasm_plugins.push(t)),
-
-                // Gateway API kinds.
-                _ => Ok(()),
-            };
-            if let Err(reason) = result {
-                config.invalid.push((resource, reason));
-            }
+            part
+        })
+        .into_iter();
+        let mut config = typed.next().unwrap_or_default();
+        for mut part in typed {
+            config.append(&mut part);
         }
+        config.destination_rules_private_by_default = snapshot
+            .mesh_config
+            .as_ref()
+            .and_then(|m| m.get("defaultDestinationRuleExportTo")?.as_array())
+            .is_some_and(|a| a.iter().any(|e| e.as_str() == Some(".")));
+        config.services = ServicesByNamespace::new(snapshot);
         if !config.gateways.is_empty() {
             config.pods_by_label = PodsByLabel::new(snapshot);
         }
@@ -218,6 +194,73 @@ impl<'a> Config<'a> {
 
     /// A `gateway.networking.k8s.io` object into its list (kept apart from Istio's kinds of
     /// the same name).
+    /// Types one config object into its list, or into `invalid` with the reason.
+    fn add(&mut self, resource: &'a Located<ConfigObject>) {
+        let kind = resource.object.kind.as_str();
+        if gateway_api::is_gateway_api(&resource.object) {
+            if let Err(reason) = self.add_gateway_api(resource) {
+                self.invalid.push((resource, reason));
+            }
+            return;
+        }
+        // A Duration Go cannot read makes the whole object unreadable, as to istioctl.
+        if let Some(reason) = durations::refused(kind, &resource.object.spec) {
+            self.invalid.push((resource, reason));
+            return;
+        }
+        let result = match kind {
+            "VirtualService" => typed(resource).map(|t| self.virtual_services.push(t)),
+            "DestinationRule" => typed(resource).map(|t| self.destination_rules.push(t)),
+            "Gateway" => typed(resource).map(|t| self.gateways.push(t)),
+            "ServiceEntry" => typed(resource).map(|t| self.service_entries.push(t)),
+            "Sidecar" => typed(resource).map(|t| self.sidecars.push(t)),
+            "EnvoyFilter" => typed(resource).map(|t| self.envoy_filters.push(t)),
+            "WorkloadEntry" => typed(resource).map(|t| self.workload_entries.push(t)),
+            "WorkloadGroup" => typed(resource).map(|t| self.workload_groups.push(t)),
+            "RequestAuthentication" => {
+                typed(resource).map(|t| self.request_authentications.push(t))
+            }
+            // Security, telemetry and extensions kinds.
+            "AuthorizationPolicy" => typed(resource).map(|t| self.authorization_policies.push(t)),
+            "PeerAuthentication" => typed(resource).map(|t| self.peer_authentications.push(t)),
+            "Telemetry" => typed(resource).map(|t| self.telemetries.push(t)),
+            "WasmPlugin" => typed(resource).map(|t| self.wasm_plugins.push(t)),
+            _ => Ok(()),
+        };
+        if let Err(reason) = result {
+            self.invalid.push((resource, reason));
+        }
+    }
+
+    /// `other`'s typed objects after this one's, list by list (the parts [`Config::of`] typed
+    /// apart, in the snapshot's order).
+    fn append(&mut self, other: &mut Config<'a>) {
+        self.virtual_services.append(&mut other.virtual_services);
+        self.destination_rules.append(&mut other.destination_rules);
+        self.gateways.append(&mut other.gateways);
+        self.service_entries.append(&mut other.service_entries);
+        self.sidecars.append(&mut other.sidecars);
+        self.envoy_filters.append(&mut other.envoy_filters);
+        self.workload_entries.append(&mut other.workload_entries);
+        self.workload_groups.append(&mut other.workload_groups);
+        self.request_authentications
+            .append(&mut other.request_authentications);
+        self.authorization_policies
+            .append(&mut other.authorization_policies);
+        self.peer_authentications
+            .append(&mut other.peer_authentications);
+        self.telemetries.append(&mut other.telemetries);
+        self.wasm_plugins.append(&mut other.wasm_plugins);
+        self.gateway_classes.append(&mut other.gateway_classes);
+        self.k8s_gateways.append(&mut other.k8s_gateways);
+        self.http_routes.append(&mut other.http_routes);
+        self.grpc_routes.append(&mut other.grpc_routes);
+        self.tcp_routes.append(&mut other.tcp_routes);
+        self.tls_routes.append(&mut other.tls_routes);
+        self.reference_grants.append(&mut other.reference_grants);
+        self.invalid.append(&mut other.invalid);
+    }
+
     fn add_gateway_api(&mut self, resource: &'a Located<ConfigObject>) -> Result<(), String> {
         match resource.object.kind.as_str() {
             "GatewayClass" => self.gateway_classes.push(typed(resource)?),

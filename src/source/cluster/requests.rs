@@ -12,10 +12,12 @@ use super::connection::Cluster;
 use super::errors::{ListError, classify, shorten};
 use crate::error::Error;
 
-/// `--chunk-size`'s default: objects per list request. kubectl asks for 500; on the benchmark
-/// cluster (5,000 Pods, 5,000 Services, 2,000 of each Istio kind) 2,000 reads in a third less
-/// time for 1 % more memory (docs/performance.md, after the live benchmark).
-pub const DEFAULT_CHUNK_SIZE: u32 = 2000;
+/// `--chunk-size`'s default: objects per list request. kubectl asks for 500. On the benchmark
+/// cluster (5,000 Pods, 5,000 Services, 2,000 of each Istio kind), 2,000 read in a third less
+/// time than 500, and 5,000 (each list in one page there) 8 % less again, for 4 % more memory:
+/// every page after the first costs the API server more than the objects in it
+/// (docs/performance.md, after the live benchmark).
+pub const DEFAULT_CHUNK_SIZE: u32 = 5000;
 
 /// `Pod` for `k8s_openapi::api::core::v1::Pod`: the kind a page holds, for the timeline.
 fn short_type_name<X>() -> &'static str {
@@ -274,11 +276,7 @@ impl Cluster {
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
-        let api: Api<K> = match namespace {
-            Some(ns) => Api::namespaced(self.client.clone(), ns),
-            None => Api::all(self.client.clone()),
-        };
-        self.paginate_all(api, ListParams::default()).await
+        self.list_kept(namespace, Some).await
     }
 
     /// Lists what `params` selects (labels, fields) through `api`, following `continue` tokens.
@@ -291,6 +289,30 @@ impl Cluster {
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
         self.paginate_all(api, params.clone()).await
+    }
+
+    /// Lists every object of a kind in a scope as [`Cluster::list`], turned by `keep` into what is
+    /// kept (or dropped) page by page, as each page comes: thousands of Pods are not moved once
+    /// more after the last page.
+    pub async fn list_kept<K, T>(
+        &self,
+        namespace: Option<&str>,
+        keep: impl FnMut(K) -> Option<T>,
+    ) -> Result<Vec<T>, ListError>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        };
+        self.paginate(
+            &ListParams::default(),
+            |params, early| self.page(&api, params, early),
+            keep,
+        )
+        .await
     }
 
     /// Lists every object of a cluster-scoped kind.
@@ -307,12 +329,8 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
-        self.paginate(
-            &base,
-            |params, early| self.page(&api, params, early),
-            |item| item,
-        )
-        .await
+        self.paginate(&base, |params, early| self.page(&api, params, early), Some)
+            .await
     }
 
     /// The request for one page of `api`'s list, as [`Cluster::paginate`] takes it, decoded
@@ -337,8 +355,8 @@ impl Cluster {
     }
 
     /// Lists page by page: `fetch` asks for one page with the given parameters (the base ones, a
-    /// page size and the continue token), `keep` turns each item into what is kept, so a page's
-    /// items can be reduced before the next page comes. Each page is fetched and decoded in a
+    /// page size and the continue token), `keep` turns each item into what is kept (`None`: not
+    /// kept), so a page's items can be reduced before the next page comes. Each page is fetched and decoded in a
     /// task of its own, so the pages of several lists are decoded on all cores, not one after
     /// the other on the thread that awaits them all; and the next page is asked for as soon as
     /// `fetch` tells the continue token through its [`EarlyToken`], while this one is decoded
@@ -349,7 +367,7 @@ impl Cluster {
         &self,
         base: &ListParams,
         fetch: F,
-        mut keep: impl FnMut(X) -> T,
+        mut keep: impl FnMut(X) -> Option<T>,
     ) -> Result<Vec<T>, ListError>
     where
         X: Clone + Send + 'static,
@@ -427,7 +445,7 @@ impl Cluster {
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(0);
             items.reserve(page.items.len() + left.min(MAX_RESERVED));
-            items.extend(page.items.into_iter().map(&mut keep));
+            items.extend(page.items.into_iter().filter_map(&mut keep));
             match page.metadata.continue_ {
                 Some(t) if !t.is_empty() => {
                     if !seen.insert(t.clone()) {

@@ -87,8 +87,10 @@ async fn crd_metadata(cluster: &Cluster) -> Result<Vec<CrdMeta>, ListError> {
                 let api = api.clone();
                 async move { api.list_metadata(&params).await }
             },
-            |o| CrdMeta {
-                metadata: o.metadata,
+            |o| {
+                Some(CrdMeta {
+                    metadata: o.metadata,
+                })
             },
         )
         .await

@@ -124,9 +124,13 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             }
         }
     }
+    let origin = Origin {
+        cluster: multi.then(|| name.clone()),
+        ..Origin::default()
+    };
     let proxy_configs = async {
         match &proxy_config {
-            Some(resource) => Some(list_kind(cluster, resource, namespace).await),
+            Some(resource) => Some(list_kind(cluster, resource, namespace, &origin).await),
             None => None,
         }
     };
@@ -134,29 +138,19 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         futures::future::join_all(
             lists
                 .iter()
-                .map(|resource| list_kind(cluster, resource, namespace)),
+                .map(|resource| list_kind(cluster, resource, namespace, &origin)),
         ),
         proxy_configs,
     )
     .await;
-    let located = |o: ConfigObject| Located {
-        object: o,
-        origin: Origin {
-            cluster: multi.then(|| name.clone()),
-            ..Origin::default()
-        },
-    };
     match proxy_configs {
         None => {}
         Some(Ok(items)) => {
             read.proxy_configs = items
                 .into_iter()
-                .map(|o| {
-                    let l = located(o);
-                    Located {
-                        object: proxy_config_json(l.object),
-                        origin: l.origin,
-                    }
+                .map(|l| Located {
+                    object: proxy_config_json(l.object),
+                    origin: l.origin,
                 })
                 .collect()
         }
@@ -181,7 +175,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         // Every resource listed is a kind of the table (the filter above).
         let kind = table_kind(&resource.group, &resource.kind);
         match result {
-            Ok(items) => read.objects.extend(items.into_iter().map(located)),
+            Ok(items) => read.objects.extend(items),
             Err(ListError::Denied(reason)) => {
                 if let Some(kind) = kind {
                     read.unavailable.insert(kind, reason);
@@ -218,7 +212,8 @@ async fn list_kind(
     cluster: &Cluster,
     resource: &ApiResource,
     namespace: Option<&str>,
-) -> Result<Vec<ConfigObject>, ListError> {
+    origin: &Origin,
+) -> Result<Vec<Located<ConfigObject>>, ListError> {
     let api: Api<DynamicObject> = match namespace {
         Some(ns) => Api::namespaced_with(cluster.client.clone(), ns, resource),
         None => Api::all_with(cluster.client.clone(), resource),
@@ -227,12 +222,17 @@ async fn list_kind(
         .paginate(
             &ListParams::default(),
             |params, early| cluster.page(&api, params, early),
-            |o: ListedConfig| ConfigObject {
-                api_version: resource.api_version.clone(),
-                kind: resource.kind.clone(),
-                spec: o.spec,
-                status: o.status,
-                metadata: o.metadata,
+            |o: ListedConfig| {
+                Some(Located {
+                    object: ConfigObject {
+                        api_version: resource.api_version.clone(),
+                        kind: resource.kind.clone(),
+                        spec: o.spec,
+                        status: o.status,
+                        metadata: o.metadata,
+                    },
+                    origin: origin.clone(),
+                })
             },
         )
         .await

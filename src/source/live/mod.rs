@@ -39,33 +39,26 @@ fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>>
         .collect()
 }
 
-/// `items` outside the system namespaces, located: in one pass, as a list of thousands of
-/// Pods is megabytes to move.
+/// `object` located, unless it is in one of the system namespaces.
 fn located_outside_system<T: crate::kube::snapshot::Object>(
-    items: Vec<T>,
-    cluster: &Arc<str>,
-    multi: bool,
-) -> Vec<Located<T>> {
-    let mut out = Vec::with_capacity(items.len());
-    out.extend(
-        items
-            .into_iter()
-            .filter(|o| !SYSTEM_NAMESPACES.contains(&o.namespace().unwrap_or("")))
-            .map(|object| Located {
-                object,
-                origin: Origin {
-                    cluster: multi.then(|| cluster.clone()),
-                    ..Origin::default()
-                },
-            }),
-    );
-    out
+    object: T,
+    origin: &Origin,
+) -> Option<Located<T>> {
+    (!SYSTEM_NAMESPACES.contains(&object.namespace().unwrap_or(""))).then(|| Located {
+        object,
+        origin: origin.clone(),
+    })
 }
 
 /// Everything `analyze` needs from one cluster, for one namespace or all of them.
 pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Result<Snapshot> {
     let c = cluster;
     let ns = namespace;
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+    let origin = Origin {
+        cluster: multi.then(|| name.clone()),
+        ..Origin::default()
+    };
     // One batch, so a hung server costs one request timeout (or the overall deadline), not two.
     let (
         namespaces,
@@ -95,8 +88,8 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
                 None => c.list_cluster::<Namespace>().await,
             }
         },
-        c.list::<Pod>(ns),
-        c.list::<Service>(ns),
+        c.list_kept(ns, |o: Pod| located_outside_system(o, &origin)),
+        c.list_kept(ns, |o: Service| located_outside_system(o, &origin)),
         c.list::<Deployment>(ns),
         c.list::<StatefulSet>(ns),
         c.list::<DaemonSet>(ns),
@@ -124,7 +117,6 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     let mut unreachable: Option<String> = None;
     let mut failed: Option<String> = None;
     let mut late: Option<&str> = None;
-    let name: Arc<str> = Arc::from(cluster.name.as_str());
     macro_rules! take {
         ($result:expr, $kind:expr, |$items:ident| $body:expr) => {
             match $result {
@@ -165,10 +157,8 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             &name,
             multi
         ));
-    take!(pods, Kind::Pods, |items| snapshot.pods =
-        located_outside_system(items, &name, multi));
-    take!(services, Kind::Services, |items| snapshot.services =
-        located_outside_system(items, &name, multi));
+    take!(pods, Kind::Pods, |items| snapshot.pods = items);
+    take!(services, Kind::Services, |items| snapshot.services = items);
     let mut workloads = Vec::new();
     take!(deployments, Kind::Deployments, |items| workloads
         .extend(items.into_iter().map(from_deployment)));
@@ -184,7 +174,10 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
             workloads.extend(items.into_iter().map(from_deployment));
         }
     });
-    snapshot.workloads = located_outside_system(workloads, &name, multi);
+    snapshot.workloads = workloads
+        .into_iter()
+        .filter_map(|w| located_outside_system(w, &origin))
+        .collect();
     // And the Services the injection webhooks call (control-plane checks).
     take!(istio_services, Kind::Services, |items| {
         if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
