@@ -16,10 +16,11 @@ use kube::discovery::Discovery;
 use serde::Deserialize;
 
 use crate::istio::config::{self, Gateway};
-use crate::kube::kind::Kind;
+use crate::kube::kind::{Kind, KindInfo};
 use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
 use crate::source::cluster::{Cluster, ListError};
+use futures::stream::{FuturesUnordered, StreamExt};
 
 /// The kind of the table a served resource is, when it is one of those read.
 fn table_kind(group: &str, kind: &str) -> Option<Kind> {
@@ -73,8 +74,42 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     let namespace: Option<&str> = None;
     let mut read = Read::default();
     let groups: &[&str] = config::GROUPS;
+    let name: Arc<str> = Arc::from(cluster.name.as_str());
+    let origin = Origin {
+        cluster: multi.then(|| name.clone()),
+        ..Origin::default()
+    };
+    // Every kind of the table is asked for at once at its newest version, while discovery says
+    // which are served: the lists do not wait for discovery's round trip, on a server that is
+    // busiest then. A guess discovery confirms is kept; one it does not (a kind not served, or
+    // served at another version) is a quick 404, or an answer, thrown away.
+    let guesses: Vec<ApiResource> = groups
+        .iter()
+        .flat_map(|group| Kind::of_group(group))
+        .filter_map(guess)
+        .collect();
+    let mut guessed: Vec<Option<Result<Vec<Located<ConfigObject>>, ListError>>> =
+        guesses.iter().map(|_| None).collect();
+    let mut early: FuturesUnordered<_> = guesses
+        .iter()
+        .enumerate()
+        .map(|(i, resource)| {
+            let origin = &origin;
+            async move { (i, list_kind(cluster, resource, namespace, origin).await) }
+        })
+        .collect();
     // Bounded like every other request: the request timeout, the command's deadline, retries.
-    let discovery = match cluster.request(|| served_kinds(cluster, groups)).await {
+    let discovered = {
+        let discovery = cluster.request(|| served_kinds(cluster, groups));
+        tokio::pin!(discovery);
+        loop {
+            tokio::select! {
+                found = &mut discovery => break found,
+                Some((i, listed)) = early.next() => guessed[i] = Some(listed),
+            }
+        }
+    };
+    let discovery = match discovered {
         Err(ListError::Denied(reason)) => {
             for group in config::GROUPS {
                 for info in Kind::of_group(group) {
@@ -97,7 +132,6 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         }
         Ok(d) => d,
     };
-    let name: Arc<str> = Arc::from(cluster.name.as_str());
     let mut lists = Vec::new();
     read.istio_absent = discovery.get(config::NETWORKING_GROUP).is_none_or(|g| {
         !g.resources_by_stability()
@@ -124,25 +158,55 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             }
         }
     }
-    let origin = Origin {
-        cluster: multi.then(|| name.clone()),
-        ..Origin::default()
-    };
     let proxy_configs = async {
         match &proxy_config {
             Some(resource) => Some(list_kind(cluster, resource, namespace, &origin).await),
             None => None,
         }
     };
-    let (results, proxy_configs) = futures::future::join(
+    let guess_of = |resource: &ApiResource| {
+        guesses.iter().position(|g| {
+            (&g.group, &g.version, &g.kind, &g.plural)
+                == (
+                    &resource.group,
+                    &resource.version,
+                    &resource.kind,
+                    &resource.plural,
+                )
+        })
+    };
+    let (fresh, proxy_configs, ()) = futures::future::join3(
         futures::future::join_all(
             lists
                 .iter()
+                .filter(|resource| guess_of(resource).is_none())
                 .map(|resource| list_kind(cluster, resource, namespace, &origin)),
         ),
         proxy_configs,
+        async {
+            while let Some((i, listed)) = early.next().await {
+                guessed[i] = Some(listed);
+            }
+        },
     )
     .await;
+    let mut fresh = fresh.into_iter();
+    let results: Vec<Result<Vec<Located<ConfigObject>>, ListError>> = lists
+        .iter()
+        .map(|resource| {
+            let listed = guess_of(resource).and_then(|i| guessed[i].take());
+            listed.or_else(|| fresh.next()).unwrap_or_else(|| {
+                Err(ListError::Failed(format!(
+                    "{} was not listed",
+                    resource.plural
+                )))
+            })
+        })
+        .collect();
+    for (g, _) in guesses.iter().zip(&guessed).filter(|(_, l)| l.is_some()) {
+        // Listed early but not among what discovery says to read (what is left): thrown away.
+        tracing::debug!(resource = %format!("{}/{}", g.api_version, g.plural), "guessed list not served");
+    }
     match proxy_configs {
         None => {}
         Some(Ok(items)) => {
@@ -196,6 +260,30 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         }
     }
     read
+}
+
+/// The kinds Istio serves at an older version than their group's newest (the guess of
+/// [`guess`]; tested against the CRD schemas compiled in).
+const OLDER_VERSIONS: &[(&str, &str)] = &[("EnvoyFilter", "v1alpha3")];
+
+/// A kind of the table at the newest version its group is read at (`v1` for most of Istio's),
+/// as the resource the API server would serve it as; `None` for a kind of no CRD group.
+fn guess(info: &KindInfo) -> Option<ApiResource> {
+    let (group, versions, kind) = info.crd?;
+    let version = OLDER_VERSIONS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, v)| v)
+        .or(versions.first())?;
+    // The list name is the plural, or `PLURAL.GROUP` where two groups share a kind's name.
+    let plural = info.list.split('.').next()?;
+    Some(ApiResource {
+        group: group.to_string(),
+        version: version.to_string(),
+        api_version: format!("{group}/{version}"),
+        kind: kind.to_string(),
+        plural: plural.to_string(),
+    })
 }
 
 /// A listed ProxyConfig as the JSON document the files give (`metadata`, `spec`).
@@ -537,5 +625,43 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
                 .unavailable
                 .insert(Kind::ServicesBeyondScope, reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind is guessed at a version the releases whose CRDs are compiled in serve, so
+    /// that on a current cluster every list starts before discovery answers.
+    #[test]
+    fn every_kind_is_guessed_at_a_version_its_crds_serve() {
+        let mut guessed = 0;
+        for group in config::GROUPS {
+            for info in Kind::of_group(group) {
+                let g = guess(info).expect("a kind of a CRD group");
+                assert!(
+                    crate::kube::openapi::schema_of(&g.api_version, &g.kind).is_some(),
+                    "{}/{} is served by none of the compiled-in CRDs",
+                    g.api_version,
+                    g.kind
+                );
+                assert!(!g.plural.contains('.'), "{}", g.plural);
+                guessed += 1;
+            }
+        }
+        assert!(guessed >= 13, "{guessed} kinds guessed");
+        let vs = guess(Kind::VirtualServices.info()).unwrap();
+        assert_eq!(
+            (vs.api_version.as_str(), vs.plural.as_str()),
+            ("networking.istio.io/v1", "virtualservices")
+        );
+        let route = guess(Kind::HttpRoutes.info()).unwrap();
+        assert_eq!(
+            (route.api_version.as_str(), route.plural.as_str()),
+            ("gateway.networking.k8s.io/v1", "httproutes")
+        );
+        let filter = guess(Kind::EnvoyFilters.info()).unwrap();
+        assert_eq!(filter.api_version, "networking.istio.io/v1alpha3");
     }
 }
