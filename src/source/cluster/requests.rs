@@ -38,7 +38,7 @@ async fn list_page<K>(
     early: EarlyToken,
 ) -> kube::Result<ObjectList<K>>
 where
-    K: Clone + DeserializeOwned + 'static,
+    K: Clone + DeserializeOwned + Send + 'static,
 {
     let request = kube::core::Request::new(url)
         .list(&params)
@@ -132,6 +132,10 @@ enum Protobuf<K: Clone> {
     NotServed(EarlyToken),
 }
 
+/// Below this many objects per thread, a protobuf page is decoded on fewer threads (a thread
+/// costs more than a few hundred objects).
+const DECODED_PER_THREAD: usize = 1000;
+
 /// [`list_page`] in protobuf.
 async fn list_page_protobuf<K>(
     client: &kube::Client,
@@ -140,7 +144,7 @@ async fn list_page_protobuf<K>(
     early: EarlyToken,
 ) -> kube::Result<Protobuf<K>>
 where
-    K: Clone + DeserializeOwned,
+    K: Clone + DeserializeOwned + Send,
 {
     use crate::formats::kube_protobuf;
     use http_body_util::BodyExt;
@@ -190,11 +194,22 @@ where
         Err(e) => return not_decoded(e, early),
     };
     let _ = early.send(list.continue_token.clone());
+    // A large page is decoded on all cores, in parts: the last list's page is what the
+    // analysis waits for.
+    let parts = crate::parallel::workers(list.items.len() / DECODED_PER_THREAD);
+    let size = list.items.len().div_ceil(parts).max(1);
+    let chunks: Vec<&[&[u8]]> = list.items.chunks(size).collect();
+    let decoded = crate::parallel::map(&chunks, |_, chunk| {
+        chunk
+            .iter()
+            .map(|item| kube_protobuf::decode::<K>(item, kind))
+            .collect::<Result<Vec<K>, _>>()
+    });
     // Sized once: a page of Pods is megabytes, and growing it copies them.
     let mut items = Vec::with_capacity(list.items.len());
-    for item in &list.items {
-        match kube_protobuf::decode::<K>(item, kind) {
-            Ok(item) => items.push(item),
+    for part in decoded {
+        match part {
+            Ok(mut part) => items.append(&mut part),
             // The token was told already: the JSON page tells nobody.
             Err(e) => return not_decoded(e, tokio::sync::oneshot::channel().0),
         }
