@@ -175,6 +175,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
                 )
         })
     };
+    let needed: Vec<usize> = lists.iter().filter_map(&guess_of).collect();
     let (fresh, proxy_configs, ()) = futures::future::join3(
         futures::future::join_all(
             lists
@@ -183,9 +184,14 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
                 .map(|resource| list_kind(cluster, resource, namespace, &origin)),
         ),
         proxy_configs,
+        // Until every guess discovery confirmed has answered; the others are dropped with
+        // `early` (cancelled, so a slow answer to a list thrown away makes no one wait).
         async {
-            while let Some((i, listed)) = early.next().await {
-                guessed[i] = Some(listed);
+            while needed.iter().any(|&i| guessed[i].is_none()) {
+                match early.next().await {
+                    Some((i, listed)) => guessed[i] = Some(listed),
+                    None => break,
+                }
             }
         },
     )
@@ -203,9 +209,12 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             })
         })
         .collect();
-    for (g, _) in guesses.iter().zip(&guessed).filter(|(_, l)| l.is_some()) {
-        // Listed early but not among what discovery says to read (what is left): thrown away.
-        tracing::debug!(resource = %format!("{}/{}", g.api_version, g.plural), "guessed list not served");
+    drop(early);
+    for (i, g) in guesses.iter().enumerate() {
+        if !needed.contains(&i) {
+            // Listed early but not among what discovery says to read: thrown away.
+            tracing::debug!(resource = %format!("{}/{}", g.api_version, g.plural), "guessed list not served");
+        }
     }
     match proxy_configs {
         None => {}
