@@ -287,3 +287,71 @@ fn typed<'a, T: DeserializeOwned>(
     .map_err(|e| e.to_string())?;
     Ok(Typed { resource, spec })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use serde_json::json;
+
+    fn object(kind: &str, name: &str, spec: serde_json::Value) -> Located<ConfigObject> {
+        Located::new(ConfigObject {
+            api_version: "networking.istio.io/v1".to_string(),
+            kind: kind.to_string(),
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some("demo".to_string()),
+                ..ObjectMeta::default()
+            },
+            spec,
+            status: serde_json::Value::Null,
+        })
+    }
+
+    /// Over a thousand objects are typed in parts, on several threads where there are cores:
+    /// every list, and the objects that do not fit their type, keep the snapshot's order.
+    #[test]
+    fn the_config_typed_in_parts_keeps_the_snapshot_order() {
+        let mut snapshot = Snapshot::default();
+        let mut expected: [Vec<String>; 3] = Default::default();
+        for i in 0..1500 {
+            let name = format!("o{i:04}");
+            let (kind, spec) = match i % 3 {
+                0 => ("VirtualService", json!({"hosts": [format!("h{i}")]})),
+                1 => ("DestinationRule", json!({"host": format!("h{i}")})),
+                // A string where a list belongs: not typed, and said.
+                _ => ("VirtualService", json!({"hosts": "h"})),
+            };
+            expected[i % 3].push(name.clone());
+            snapshot.config.push(object(kind, &name, spec));
+        }
+        let config = Config::of(&snapshot);
+        let names = |typed: Vec<&str>| typed.into_iter().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            names(config.virtual_services.iter().map(|t| t.name()).collect()),
+            expected[0]
+        );
+        assert_eq!(
+            names(config.destination_rules.iter().map(|t| t.name()).collect()),
+            expected[1]
+        );
+        assert_eq!(
+            names(
+                config
+                    .invalid
+                    .iter()
+                    .map(|(r, _)| r.object.name())
+                    .collect()
+            ),
+            expected[2]
+        );
+        assert!(
+            config
+                .invalid
+                .iter()
+                .all(|(_, reason)| reason.contains("expected a sequence")),
+            "{:?}",
+            config.invalid[0].1
+        );
+    }
+}
