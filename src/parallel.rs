@@ -11,6 +11,14 @@ pub fn workers(jobs: usize) -> usize {
         .min(jobs.max(1))
 }
 
+/// `items` in consecutive parts, one per thread [`workers`] gives for one job per `per_thread`
+/// items (a single part below twice that), for [`map`] to do in order.
+pub fn parts<T>(items: &[T], per_thread: usize) -> Vec<&[T]> {
+    let threads = workers(items.len() / per_thread.max(1));
+    let size = items.len().div_ceil(threads).max(1);
+    items.chunks(size).collect()
+}
+
 /// How many threads the async runtime runs its tasks on (network I/O, and the decoding of each
 /// listed page): half the cores, at least one, at most four. The thread that waits on the
 /// command polls its futures too, so one runtime thread already gives two. More threads than
@@ -95,6 +103,19 @@ mod tests {
         });
         assert_eq!(squares, items.iter().map(|n| n * n).collect::<Vec<_>>());
         assert!(map(&[] as &[u8], |_, _| 0).is_empty());
+    }
+
+    #[test]
+    fn parts_cover_the_items_in_order() {
+        let items: Vec<u32> = (0..2500).collect();
+        let parts = parts(&items, 1000);
+        // Two parts where there are two cores or more, one on one core; never more than
+        // 2,500 / 1,000 jobs.
+        assert!((1..=2).contains(&parts.len()), "{}", parts.len());
+        assert_eq!(parts.concat(), items);
+        assert_eq!(super::parts(&items[..10], 1000).len(), 1);
+        assert!(super::parts(&[] as &[u8], 1000).is_empty());
+        assert_eq!(super::parts(&items[..3], 0).concat(), &items[..3]);
     }
 
     #[test]

@@ -129,9 +129,7 @@ impl<'a> Config<'a> {
     /// cores, each typed on its own thread, then put together in the snapshot's order (the
     /// analysis waits for the whole config, so one thread would leave the others idle).
     pub fn of(snapshot: &'a Snapshot) -> Self {
-        let parts = crate::parallel::workers(snapshot.config.len() / TYPED_PER_THREAD);
-        let size = snapshot.config.len().div_ceil(parts).max(1);
-        let chunks: Vec<&[Located<ConfigObject>]> = snapshot.config.chunks(size).collect();
+        let chunks = crate::parallel::parts(&snapshot.config, TYPED_PER_THREAD);
         let mut typed = crate::parallel::map(&chunks, |_, chunk| {
             let mut part = Config::default();
             for resource in *chunk {

@@ -143,9 +143,7 @@ fn decode_items<K: DeserializeOwned + Send>(
     raw: &[&[u8]],
     kind: crate::formats::kube_protobuf::Root,
 ) -> Result<Vec<K>, crate::formats::kube_protobuf::DecodeError> {
-    let parts = crate::parallel::workers(raw.len() / DECODED_PER_THREAD);
-    let size = raw.len().div_ceil(parts).max(1);
-    let chunks: Vec<&[&[u8]]> = raw.chunks(size).collect();
+    let chunks = crate::parallel::parts(raw, DECODED_PER_THREAD);
     let decoded = crate::parallel::map(&chunks, |_, chunk| {
         chunk
             .iter()
