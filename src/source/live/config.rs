@@ -82,7 +82,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     // Every kind of the table is asked for at once at its newest version, while discovery says
     // which are served: the lists do not wait for discovery's round trip, on a server that is
     // busiest then. A guess discovery confirms is kept; one it does not (a kind not served, or
-    // served at another version) is a quick 404, or an answer, thrown away.
+    // served at another version) is cancelled, or its answer (a 404) thrown away.
     let guesses: Vec<ApiResource> = groups
         .iter()
         .flat_map(|group| Kind::of_group(group))
