@@ -310,7 +310,7 @@ impl Cluster {
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
-        self.paginate_all(api, params.clone()).await
+        self.paginate_kept(api, params.clone(), Some).await
     }
 
     /// Lists every object of a kind in a scope as [`Cluster::list`], turned by `keep` into what is
@@ -329,12 +329,7 @@ impl Cluster {
             Some(ns) => Api::namespaced(self.client.clone(), ns),
             None => Api::all(self.client.clone()),
         };
-        self.paginate(
-            &ListParams::default(),
-            |params, early| self.page(&api, params, early),
-            keep,
-        )
-        .await
+        self.paginate_kept(api, ListParams::default(), keep).await
     }
 
     /// Lists every object of a cluster-scoped kind.
@@ -343,15 +338,21 @@ impl Cluster {
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
         K: kube::Resource<Scope = k8s_openapi::ClusterResourceScope>,
     {
-        self.paginate_all(Api::all(self.client.clone()), ListParams::default())
+        self.paginate_kept(Api::all(self.client.clone()), ListParams::default(), Some)
             .await
     }
 
-    async fn paginate_all<K>(&self, api: Api<K>, base: ListParams) -> Result<Vec<K>, ListError>
+    /// Every page of `api`'s list, each item turned by `keep` into what is kept.
+    async fn paginate_kept<K, T>(
+        &self,
+        api: Api<K>,
+        base: ListParams,
+        keep: impl FnMut(K) -> Option<T>,
+    ) -> Result<Vec<T>, ListError>
     where
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
-        self.paginate(&base, |params, early| self.page(&api, params, early), Some)
+        self.paginate(&base, |params, early| self.page(&api, params, early), keep)
             .await
     }
 
@@ -657,7 +658,7 @@ mod tests {
     /// the same Pods in the same order as one by one; a broken item anywhere is the error.
     #[test]
     fn a_large_protobuf_page_decodes_in_parts_in_its_order() {
-        use crate::formats::kube_protobuf::{self, Root};
+        use crate::formats::kube_protobuf;
         use crate::formats::kube_protobuf_schema::POD;
         use k8s_openapi::api::core::v1::Pod;
         // A real server's list of 7 Pods (tests/fixtures/kube-protobuf/README.md).
@@ -672,8 +673,7 @@ mod tests {
             .iter()
             .map(|item| kube_protobuf::decode::<Pod>(item, POD).unwrap())
             .collect();
-        let kind: Root = POD;
-        let in_parts: Vec<Pod> = super::decode_items(&raw, kind).unwrap();
+        let in_parts: Vec<Pod> = super::decode_items(&raw, POD).unwrap();
         assert_eq!(in_parts.len(), 3001);
         assert!(in_parts == one_by_one);
         let mut broken = raw.clone();
