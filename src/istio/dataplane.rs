@@ -110,9 +110,10 @@ fn dataplane_in(
     if has_proxy(spec) {
         return Dataplane::Sidecar;
     }
-    let get =
-        |m: &Option<BTreeMap<String, String>>, k: &str| m.as_ref().and_then(|m| m.get(k)).cloned();
-    if get(&meta.annotations, AMBIENT_REDIRECTION).as_deref() == Some("enabled") {
+    fn get<'m>(m: &'m Option<BTreeMap<String, String>>, k: &str) -> Option<&'m str> {
+        m.as_ref().and_then(|m| m.get(k)).map(String::as_str)
+    }
+    if get(&meta.annotations, AMBIENT_REDIRECTION) == Some("enabled") {
         return Dataplane::Ambient;
     }
     if !template {
@@ -131,7 +132,7 @@ fn dataplane_in(
     {
         Dataplane::Sidecar
     } else if label(DATAPLANE_MODE) == Some("ambient")
-        || get(&meta.labels, DATAPLANE_MODE).as_deref() == Some("ambient")
+        || get(&meta.labels, DATAPLANE_MODE) == Some("ambient")
     {
         Dataplane::Ambient
     } else {
@@ -232,15 +233,31 @@ fn backends_of<'s>(
         if !picks(labels) {
             continue;
         }
-        let mut meta = meta.clone().unwrap_or_default();
-        meta.namespace = Some(ns.to_string());
+        static NO_META: ObjectMeta = ObjectMeta {
+            annotations: None,
+            creation_timestamp: None,
+            deletion_grace_period_seconds: None,
+            deletion_timestamp: None,
+            finalizers: None,
+            generate_name: None,
+            generation: None,
+            labels: None,
+            managed_fields: None,
+            name: None,
+            namespace: None,
+            owner_references: None,
+            resource_version: None,
+            self_link: None,
+            uid: None,
+        };
+        let meta = meta.as_ref().unwrap_or(&NO_META);
         let spec = w.object.template.spec.as_ref();
         out.push(Backend {
             what: format!("{} {ns}/{}", w.object.kind.as_str(), w.object.name()),
             namespace: w.object.namespace().unwrap_or(""),
             labels,
             spec,
-            dataplane: dataplane_in(namespace, &meta, spec, true),
+            dataplane: dataplane_in(namespace, meta, spec, true),
             replicas: Some(w.object.replicas.unwrap_or(1)),
         });
     }

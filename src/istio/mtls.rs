@@ -67,16 +67,16 @@ pub struct ServerDecision<'c, 'a> {
     pub port_level: bool,
 }
 
-fn creation(p: &Typed<'_, PeerAuthentication>) -> (String, String) {
+/// The order Istio picks the oldest policy in: creation time (none first), then name.
+fn creation<'p>(p: &'p Typed<'_, PeerAuthentication>) -> (Option<jiff::Timestamp>, &'p str) {
     let created = p
         .resource
         .object
         .metadata
         .creation_timestamp
         .as_ref()
-        .map(|t| t.0.to_string())
-        .unwrap_or_default();
-    (created, p.name().to_string())
+        .map(|t| t.0);
+    (created, p.name())
 }
 
 /// The oldest of the policies that pass `keep`.

@@ -12,6 +12,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, ListParams};
 
 use crate::source::cluster::{Cluster, ListError};
+use crate::source::live::Found;
 use std::sync::Arc;
 
 use crate::kube::kind::Kind;
@@ -33,9 +34,8 @@ pub async fn fetch(cluster: &Cluster) -> Fetched {
     Fetched { validating, crds }
 }
 
-/// Puts what [`fetch`] listed into the snapshot, then gets the Services the injection webhooks
-/// name that the snapshot does not hold yet.
-pub async fn read(cluster: &Cluster, multi: bool, fetched: Fetched, snapshot: &mut Snapshot) {
+/// Puts what [`fetch`] listed into the snapshot.
+pub fn put(cluster: &Cluster, multi: bool, fetched: Fetched, snapshot: &mut Snapshot) {
     let name: Arc<str> = Arc::from(cluster.name.as_str());
     match fetched.validating {
         Ok(items) => {
@@ -64,7 +64,6 @@ pub async fn read(cluster: &Cluster, multi: bool, fetched: Fetched, snapshot: &m
                 .insert(Kind::CustomResourceDefinitions, e.reason().to_string());
         }
     }
-    webhook_services(cluster, snapshot).await;
 }
 
 fn located_with<T>(name: &Arc<str>, multi: bool, object: T) -> Located<T> {
@@ -98,8 +97,8 @@ async fn crd_metadata(cluster: &Cluster) -> Result<Vec<CrdMeta>, ListError> {
 
 /// The Services the MutatingWebhookConfigurations call that the snapshot does not hold (live
 /// with `-n`, only the scope's and `istio-system`'s were listed): got by name, so that
-/// `webhook.Analyzer` never calls a Service missing that merely was not read.
-async fn webhook_services(cluster: &Cluster, snapshot: &mut Snapshot) {
+/// `webhook.Analyzer` never calls a Service missing that merely was not read. Got all at once.
+pub async fn webhook_services(cluster: &Cluster, snapshot: &Snapshot) -> Found {
     let mut wanted: Vec<(String, String)> = Vec::new();
     for wh in &snapshot.webhooks {
         for hook in wh.object.webhooks.iter().flatten() {
@@ -115,16 +114,22 @@ async fn webhook_services(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
     }
-    for (ns, name) in wanted {
-        let api: Api<Service> = Api::namespaced(cluster.client.clone(), &ns);
-        match cluster.get_opt(api, &name).await {
-            Ok(Some(svc)) => snapshot.services_beyond_scope.push(Located::new(svc)),
+    let answers = futures::future::join_all(wanted.iter().map(|(ns, name)| {
+        let api: Api<Service> = Api::namespaced(cluster.client.clone(), ns);
+        cluster.get_opt(api, name)
+    }))
+    .await;
+    let mut found = Found::default();
+    for answer in answers {
+        match answer {
+            Ok(Some(svc)) => found.services_beyond_scope.push(Located::new(svc)),
             Ok(None) => {}
             Err(e) => {
-                snapshot
+                found
                     .unavailable
-                    .insert(Kind::ServicesBeyondScope, e.reason().to_string());
+                    .push((Kind::ServicesBeyondScope, e.reason().to_string()));
             }
         }
     }
+    found
 }

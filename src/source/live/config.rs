@@ -20,6 +20,7 @@ use crate::kube::kind::{Kind, KindInfo};
 use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
 use crate::source::cluster::{Cluster, ListError};
+use crate::source::live::Found;
 use futures::stream::{FuturesUnordered, StreamExt};
 
 /// The kind of the table a served resource is, when it is one of those read.
@@ -351,10 +352,12 @@ struct ListedConfig {
 /// Gateway selects (as Istio resolves `credentialName`), else the Gateway's own, and for a
 /// server that verifies clients the Secret `<credentialName>-cacert` istiod reads its CA
 /// certificate from first (absent is normal: istiod then takes the credential's own). Only the
-/// type, the key names and the public certificates' facts are kept.
-pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
+/// type, the key names and the public certificates' facts are kept. Also the ConfigMaps Gateway
+/// API Gateways name as client CA.
+pub async fn gateway_secrets(cluster: &Cluster, snapshot: &Snapshot) -> Found {
     let mut wanted: Vec<(String, String)> = Vec::new();
-    let pods_by_label = PodsByLabel::new(snapshot);
+    // Indexed only when a Gateway names a credential: most clusters have none.
+    let mut pods_by_label: Option<PodsByLabel> = None;
     for resource in snapshot
         .config
         .iter()
@@ -363,8 +366,16 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
         let Ok(gw) = Gateway::deserialize(&resource.object.spec) else {
             continue;
         };
+        if !gw.servers.iter().any(|s| {
+            s.tls
+                .as_ref()
+                .is_some_and(|t| !t.credential_name.is_empty())
+        }) {
+            continue;
+        }
         let selector = gw.selector.clone().unwrap_or_default();
         let ns = pods_by_label
+            .get_or_insert_with(|| PodsByLabel::new(snapshot))
             .first(&selector)
             .and_then(|p| p.object.namespace())
             .or(resource.object.namespace())
@@ -399,21 +410,22 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             wanted.push(wanted_here);
         }
     }
-    client_ca_config_maps(cluster, snapshot, api_maps).await;
     // Got all at once (a cluster with fifty TLS Gateways waits for one round trip, not fifty);
     // kept in the order they were wanted.
-    let answers = futures::future::join_all(wanted.iter().map(|(ns, name)| {
-        let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
-        cluster.get_opt(api, name)
-    }))
-    .await;
+    let (mut found, answers) = tokio::join!(
+        client_ca_config_maps(cluster, snapshot, api_maps),
+        futures::future::join_all(wanted.iter().map(|(ns, name)| {
+            let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
+            cluster.get_opt(api, name)
+        }))
+    );
     for answer in answers {
         match answer {
             Ok(Some(secret)) => {
                 // Reduced at once: the public certificates' facts and the key names; the
                 // private key's value is dropped here, never printed, logged or kept.
                 let data = secret.data.unwrap_or_default();
-                snapshot.secrets.push(Located::new(SecretKeys::reduce(
+                found.secrets.push(Located::new(SecretKeys::reduce(
                     secret.metadata,
                     secret.type_.unwrap_or_default(),
                     data.into_iter().map(|(k, v)| (k, v.0)),
@@ -423,10 +435,11 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             Ok(None) => {}
             Err(e) => {
                 let reason = e.reason().to_string();
-                snapshot.unavailable.insert(Kind::Secrets, reason);
+                found.unavailable.push((Kind::Secrets, reason));
             }
         }
     }
+    found
 }
 
 /// The Secrets the listeners of Gateway API Gateways of Istio's classes name in
@@ -507,70 +520,78 @@ fn gateway_api_secrets(snapshot: &Snapshot) -> (Names, Names) {
     (wanted, maps)
 }
 
-/// Gets the ConfigMaps Gateway API Gateways name as client CA (`spec.tls.frontend`), by name:
-/// public CA certificates, read whole (as istiod reads their `data`). One already read
-/// (istio-system's `istio*`) is not got again.
-async fn client_ca_config_maps(cluster: &Cluster, snapshot: &mut Snapshot, wanted: Names) {
+/// Gets the ConfigMaps Gateway API Gateways name as client CA (`spec.tls.frontend`), by name,
+/// all at once: public CA certificates, read whole (as istiod reads their `data`). One already
+/// read (istio-system's `istio*`) is not got again.
+async fn client_ca_config_maps(cluster: &Cluster, snapshot: &Snapshot, wanted: Names) -> Found {
     use crate::kube::snapshot::Object as _;
-    let mut done: Names = Vec::new();
+    let mut names: Names = Vec::new();
     for (ns, name) in wanted {
         let have = snapshot
             .config_maps
             .iter()
             .any(|c| c.object.namespace().unwrap_or("") == ns && c.object.name() == name);
-        if have || done.contains(&(ns.clone(), name.clone())) {
-            continue;
+        if !have && !names.contains(&(ns.clone(), name.clone())) {
+            names.push((ns, name));
         }
+    }
+    let answers = futures::future::join_all(names.iter().map(|(ns, name)| {
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(cluster.client.clone(), &ns);
-        match cluster.get_opt(api, &name).await {
-            Ok(Some(map)) => snapshot.config_maps.push(Located::new(map)),
+            Api::namespaced(cluster.client.clone(), ns);
+        cluster.get_opt(api, name)
+    }))
+    .await;
+    let mut found = Found::default();
+    for answer in answers {
+        match answer {
+            Ok(Some(map)) => found.config_maps.push(Located::new(map)),
             Ok(None) => {}
             Err(e) => {
                 let reason = e.reason().to_string();
-                snapshot.unavailable.insert(Kind::ConfigMaps, reason);
+                found.unavailable.push((Kind::ConfigMaps, reason));
             }
         }
-        done.push((ns, name));
     }
+    found
 }
 
-/// Lists the Nodes (their labels give pods their locality) when a DestinationRule has subsets.
-pub async fn nodes(cluster: &Cluster, snapshot: &mut Snapshot) {
-    if !snapshot
-        .config
-        .iter()
-        .any(|c| c.object.kind == "DestinationRule")
-    {
-        return;
+/// Lists the Nodes (their labels give pods their locality) when there is a DestinationRule:
+/// `None` when there is none.
+pub async fn nodes(
+    cluster: &Cluster,
+    config: &[Located<ConfigObject>],
+) -> Option<Result<Vec<Located<Node>>, ListError>> {
+    if !config.iter().any(|c| c.object.kind == "DestinationRule") {
+        return None;
     }
-    match cluster.list_cluster::<Node>().await {
-        Ok(items) => {
-            snapshot.nodes = items
-                .into_iter()
-                .map(|mut n| {
-                    // Only the labels matter; drop the rest of the Node.
-                    n.status = None;
-                    Located::new(n)
-                })
-                .collect()
-        }
-        Err(e) => {
-            let reason = e.reason().to_string();
-            snapshot.unavailable.insert(Kind::Nodes, reason);
-        }
-    }
+    let listed = cluster.list_cluster::<Node>().await.map(|items| {
+        items
+            .into_iter()
+            .map(|mut n| {
+                // Only the labels matter; drop the rest of the Node.
+                n.status = None;
+                Located::new(n)
+            })
+            .collect()
+    });
+    Some(listed)
 }
 
-/// Live with `-n`: the Pods and Services of the other namespaces, when there is Istio config to
-/// resolve against them.
-pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: &mut Snapshot) {
-    let Some(scope) = namespace else { return };
-    if snapshot.config.is_empty() {
-        return;
+/// Live with `-n`: the Pods and Services of the other namespaces (and the Namespaces, for the
+/// AuthorizationPolicies), when there is Istio config to resolve against them.
+pub async fn beyond_scope(
+    cluster: &Cluster,
+    namespace: Option<&str>,
+    config: &[Located<ConfigObject>],
+) -> BeyondScope {
+    let mut found = BeyondScope::default();
+    let Some(scope) = namespace else {
+        return found;
+    };
+    if config.is_empty() {
+        return found;
     }
-    let wants_namespaces = snapshot
-        .config
+    let wants_namespaces = config
         .iter()
         .any(|c| c.object.kind == "AuthorizationPolicy");
     let (pods, services, namespaces) = tokio::join!(
@@ -590,7 +611,7 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
     );
     match namespaces {
         Some(Ok(items)) => {
-            snapshot.namespaces_beyond_scope = items
+            found.namespaces = items
                 .into_iter()
                 .filter(|n| {
                     let name = n.name();
@@ -601,15 +622,15 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
         }
         Some(Err(e)) => {
             let reason = e.reason().to_string();
-            snapshot
+            found
                 .unavailable
-                .insert(Kind::NamespacesBeyondScope, reason);
+                .push((Kind::NamespacesBeyondScope, reason));
         }
         None => {}
     }
     match pods {
         Ok(items) => {
-            snapshot.pods_beyond_scope = items
+            found.pods = items
                 .into_iter()
                 .filter(|p| p.namespace() != Some(scope))
                 .map(Located::new)
@@ -617,12 +638,12 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
         }
         Err(e) => {
             let reason = e.reason().to_string();
-            snapshot.unavailable.insert(Kind::PodsBeyondScope, reason);
+            found.unavailable.push((Kind::PodsBeyondScope, reason));
         }
     }
     match services {
         Ok(items) => {
-            snapshot.services_beyond_scope = items
+            found.services = items
                 .into_iter()
                 .filter(|s| s.namespace() != Some(scope))
                 .map(Located::new)
@@ -630,10 +651,27 @@ pub async fn beyond_scope(cluster: &Cluster, namespace: Option<&str>, snapshot: 
         }
         Err(e) => {
             let reason = e.reason().to_string();
-            snapshot
-                .unavailable
-                .insert(Kind::ServicesBeyondScope, reason);
+            found.unavailable.push((Kind::ServicesBeyondScope, reason));
         }
+    }
+    found
+}
+
+/// What [`beyond_scope`] read.
+#[derive(Default)]
+pub struct BeyondScope {
+    pods: Vec<Located<k8s_openapi::api::core::v1::Pod>>,
+    services: Vec<Located<k8s_openapi::api::core::v1::Service>>,
+    namespaces: Vec<Located<k8s_openapi::api::core::v1::Namespace>>,
+    unavailable: Vec<(Kind, String)>,
+}
+
+impl BeyondScope {
+    pub fn put_into(self, snapshot: &mut Snapshot) {
+        snapshot.pods_beyond_scope = self.pods;
+        snapshot.services_beyond_scope = self.services;
+        snapshot.namespaces_beyond_scope = self.namespaces;
+        snapshot.unavailable.extend(self.unavailable);
     }
 }
 

@@ -8,9 +8,11 @@ use kube::api::{Api, ListParams};
 use crate::istio::constants::{ISTIO_NAMESPACE, MULTI_CLUSTER_SECRET_LABEL};
 use crate::kube::snapshot::{Located, Object, SecretKeys, Snapshot};
 use crate::source::cluster::Cluster;
+use crate::source::live::Found;
 
 /// Lists the remote secrets when there are mesh networks to check them against.
-pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
+pub async fn remote_secrets(cluster: &Cluster, snapshot: &Snapshot) -> Found {
+    let mut found = Found::default();
     let has_networks = snapshot.config_maps.iter().any(|cm| {
         cm.object.name() == "istio"
             && cm
@@ -21,7 +23,7 @@ pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
                 .is_some_and(|t| !t.trim().is_empty())
     });
     if !has_networks {
-        return;
+        return found;
     }
     let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ISTIO_NAMESPACE);
     let params = ListParams::default().labels(&format!("{MULTI_CLUSTER_SECRET_LABEL}=true"));
@@ -30,7 +32,7 @@ pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             for secret in items {
                 // Key names only: no value of a remote secret (a kubeconfig) is parsed.
                 let data = secret.data.unwrap_or_default();
-                snapshot.secrets.push(Located::new(SecretKeys::reduce(
+                found.secrets.push(Located::new(SecretKeys::reduce(
                     secret.metadata,
                     secret.type_.unwrap_or_default(),
                     data.into_iter().map(|(k, v)| (k, v.0)),
@@ -39,10 +41,11 @@ pub async fn remote_secrets(cluster: &Cluster, snapshot: &mut Snapshot) {
             }
         }
         Err(e) => {
-            snapshot.unavailable.insert(
+            found.unavailable.push((
                 crate::kube::kind::Kind::RemoteSecrets,
                 e.reason().to_string(),
-            );
+            ));
         }
     }
+    found
 }

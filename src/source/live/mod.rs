@@ -23,7 +23,9 @@ use kube::api::Api;
 use crate::error::{Error, Result};
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::kube::kind::Kind;
-use crate::kube::snapshot::{Located, Origin, SYSTEM_NAMESPACES, Snapshot, Workload, WorkloadKind};
+use crate::kube::snapshot::{
+    Located, Origin, SYSTEM_NAMESPACES, SecretKeys, Snapshot, Workload, WorkloadKind,
+};
 use crate::source::cluster::{Cluster, Connection, ListError, connect, scope_namespace};
 
 fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>> {
@@ -37,6 +39,29 @@ fn located<T>(items: Vec<T>, cluster: &Arc<str>, multi: bool) -> Vec<Located<T>>
             },
         })
         .collect()
+}
+
+/// What a read that depends on the first batch found (Secrets and ConfigMaps Gateways name,
+/// remote secrets, Services webhooks call): these reads run at once, each beside the others,
+/// and what they found is put into the snapshot after, in a fixed order.
+#[derive(Default)]
+pub struct Found {
+    pub secrets: Vec<Located<SecretKeys>>,
+    pub config_maps: Vec<Located<ConfigMap>>,
+    pub services_beyond_scope: Vec<Located<Service>>,
+    /// The kinds that could not be got, with the reason.
+    pub unavailable: Vec<(Kind, String)>,
+}
+
+impl Found {
+    fn put_into(self, snapshot: &mut Snapshot) {
+        snapshot.secrets.extend(self.secrets);
+        snapshot.config_maps.extend(self.config_maps);
+        snapshot
+            .services_beyond_scope
+            .extend(self.services_beyond_scope);
+        snapshot.unavailable.extend(self.unavailable);
+    }
 }
 
 /// `object` located, unless it is in one of the system namespaces.
@@ -76,7 +101,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         slices,
         events,
         policies,
-        istio,
+        (istio, nodes, beyond_scope),
         admission_lists,
     ) = tokio::join!(
         async {
@@ -104,7 +129,16 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         c.list::<NetworkPolicy>(ns),
         // Istio's config and the admission objects need nothing of the lists above: read
         // beside them, so the read takes as long as its slowest list, not the sum of batches.
-        config::list(c, multi),
+        // So are the reads that need only the config: the Nodes for DestinationRules, and with
+        // `-n` the Pods and Services beyond the scope.
+        async {
+            let istio = config::list(c, multi).await;
+            let (nodes, beyond) = tokio::join!(
+                config::nodes(c, &istio.objects),
+                config::beyond_scope(c, ns, &istio.objects)
+            );
+            (istio, nodes, beyond)
+        },
         admission::fetch(c),
     );
 
@@ -223,11 +257,26 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         if let Some(kind) = istio.late {
             late.get_or_insert(kind);
         }
-        config::beyond_scope(c, ns, &mut snapshot).await;
-        config::gateway_secrets(c, &mut snapshot).await;
-        config::nodes(c, &mut snapshot).await;
-        mesh::remote_secrets(c, &mut snapshot).await;
-        admission::read(c, multi, admission_lists, &mut snapshot).await;
+        match nodes {
+            Some(Ok(items)) => snapshot.nodes = items,
+            Some(Err(e)) => {
+                snapshot
+                    .unavailable
+                    .insert(Kind::Nodes, e.reason().to_string());
+            }
+            None => {}
+        }
+        beyond_scope.put_into(&mut snapshot);
+        admission::put(c, multi, admission_lists, &mut snapshot);
+        // The reads that need the whole first batch, all at once.
+        let (gateway, remote, webhook) = tokio::join!(
+            config::gateway_secrets(c, &snapshot),
+            mesh::remote_secrets(c, &snapshot),
+            admission::webhook_services(c, &snapshot)
+        );
+        for found in [gateway, remote, webhook] {
+            found.put_into(&mut snapshot);
+        }
     }
 
     if let Some(kind) = late {
