@@ -88,13 +88,18 @@ impl Report {
     /// Applies `--suppress` rules and the suppress annotation of the resources in `snapshot`.
     pub fn suppress(&mut self, rules: &[Suppression], snapshot: &Snapshot) {
         let annotated = suppress_annotations(snapshot);
+        if rules.is_empty() && annotated.is_empty() {
+            return;
+        }
         self.findings.retain(|f| {
-            let origin = f.origin().unwrap_or_default();
-            if rules
-                .iter()
-                .any(|r| r.code.eq_ignore_ascii_case(f.code()) && glob(&r.resource, &origin))
-            {
-                return false;
+            if !rules.is_empty() {
+                let origin = f.origin().unwrap_or_default();
+                if rules
+                    .iter()
+                    .any(|r| r.code.eq_ignore_ascii_case(f.code()) && glob(&r.resource, &origin))
+                {
+                    return false;
+                }
             }
             let Some(r) = &f.resource else { return true };
             let key = (

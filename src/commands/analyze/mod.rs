@@ -254,9 +254,12 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
     if use_kube && request.probe && runtime_wanted {
         let options = crate::probe::ProbeOptions::with_timeout(request.probe_timeout);
         let outcome = runtime::check(global, &snapshot, &options).await?;
-        report.findings.extend(outcome.findings);
         report.skipped.extend(outcome.skipped);
-        report.sort_and_dedup();
+        // The analyzers' findings are sorted already: sorted again only with the probes' among them.
+        if !outcome.findings.is_empty() {
+            report.findings.extend(outcome.findings);
+            report.sort_and_dedup();
+        }
     }
     // A live namespace scope keeps findings about that namespace (and cluster-scoped ones);
     // files are analysed whole unless -n narrows them.
