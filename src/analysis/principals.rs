@@ -21,7 +21,7 @@
 //! `notPrincipals` and `notServiceAccounts` are left out: naming an identity nobody carries
 //! there changes nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use k8s_openapi::api::core::v1::PodSpec;
 
@@ -46,54 +46,66 @@ fn account_of(spec: Option<&PodSpec>) -> &str {
     .unwrap_or("default")
 }
 
-/// The service accounts pods and workloads run as, by namespace.
-fn service_accounts(snapshot: &Snapshot) -> BTreeMap<&str, BTreeSet<&str>> {
-    let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+/// The service accounts pods and workloads run as, by namespace, and the Namespaces read: made
+/// once for every identity of every policy.
+struct Accounts<'s> {
+    running: BTreeMap<&'s str, BTreeSet<&'s str>>,
+    /// The Namespaces read, in the scope and beyond it.
+    existing: HashSet<&'s str>,
+    /// The Namespaces of the scope (their pods and workloads were read).
+    in_scope: HashSet<&'s str>,
+    /// Every Namespace was read.
+    namespaces_complete: bool,
+}
+
+fn service_accounts(snapshot: &Snapshot) -> Accounts<'_> {
+    let mut running: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for pod in &snapshot.pods {
         let namespace = pod.object.namespace().unwrap_or("default");
-        out.entry(namespace)
+        running
+            .entry(namespace)
             .or_default()
             .insert(account_of(pod.object.spec.as_ref()));
     }
     for workload in &snapshot.workloads {
         let namespace = workload.object.namespace().unwrap_or("default");
-        out.entry(namespace)
+        running
+            .entry(namespace)
             .or_default()
             .insert(account_of(workload.object.template.spec.as_ref()));
     }
-    out
+    Accounts {
+        running,
+        existing: snapshot
+            .namespaces
+            .iter()
+            .chain(&snapshot.namespaces_beyond_scope)
+            .map(|n| n.object.name())
+            .collect(),
+        in_scope: snapshot
+            .namespaces
+            .iter()
+            .map(|n| n.object.name())
+            .collect(),
+        namespaces_complete: !snapshot.namespaces.is_empty()
+            && !snapshot
+                .unavailable
+                .contains_key(&crate::kube::kind::Kind::NamespacesBeyondScope),
+    }
 }
 
 /// Why `namespace/account` is carried by no workload, when that is known.
-fn missing_account(
-    snapshot: &Snapshot,
-    accounts: &BTreeMap<&str, BTreeSet<&str>>,
-    namespace: &str,
-    account: &str,
-) -> Option<String> {
-    let namespaces_complete = !snapshot.namespaces.is_empty()
-        && !snapshot
-            .unavailable
-            .contains_key(&crate::kube::kind::Kind::NamespacesBeyondScope);
-    let exists = snapshot
-        .namespaces
-        .iter()
-        .chain(&snapshot.namespaces_beyond_scope)
-        .any(|n| n.object.name() == namespace);
+fn missing_account(accounts: &Accounts<'_>, namespace: &str, account: &str) -> Option<String> {
     let builtin = ["default", "kube-system", "kube-public", "kube-node-lease"].contains(&namespace);
-    if namespaces_complete && !exists && !builtin {
+    if accounts.namespaces_complete && !accounts.existing.contains(namespace) && !builtin {
         return Some(format!("namespace {namespace} does not exist"));
     }
     // Workloads (their templates: a Deployment scaled to zero still runs as its account) are
     // read in the scope only; in a namespace beyond it only pods would be seen.
-    let in_scope = snapshot
-        .namespaces
-        .iter()
-        .any(|n| n.object.name() == namespace);
-    if !in_scope {
+    if !accounts.in_scope.contains(namespace) {
         return None;
     }
-    let running = accounts.get(namespace)?;
+    let running = accounts.running.get(namespace)?;
     if running.contains(account) {
         return None;
     }
@@ -121,7 +133,7 @@ pub fn unknown_identities(input: &Input, out: &mut Vec<Finding>) {
         }
         let known = live.then_some(&accounts);
         for (identity, why) in identities(policy).into_iter().filter_map(|(field, text)| {
-            judge(snapshot, known, domain, &aliases, field, text).map(|why| (text, why))
+            judge(known, domain, &aliases, field, text).map(|why| (text, why))
         }) {
             out.push(Finding::new(
                 MD0417::message(
@@ -162,8 +174,7 @@ fn identities<'p>(policy: &'p Typed<'_, AuthorizationPolicy>) -> Vec<(&'static s
 }
 
 fn judge(
-    snapshot: &Snapshot,
-    accounts: Option<&BTreeMap<&str, BTreeSet<&str>>>,
+    accounts: Option<&Accounts<'_>>,
     domain: &str,
     aliases: &[&str],
     field: &str,
@@ -187,7 +198,7 @@ fn judge(
         ("serviceAccounts", [namespace, account]) => (*namespace, *account),
         _ => return None,
     };
-    missing_account(snapshot, accounts?, namespace, account)
+    missing_account(accounts?, namespace, account)
 }
 
 /// What the rule then does, by the policy's action.
