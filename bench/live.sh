@@ -44,17 +44,29 @@ if ! "$kubectl" get namespace team-0999 >/dev/null 2>&1; then
 fi
 objects=$("$kubectl" get pods,services,virtualservices,destinationrules,gateways.networking.istio.io,serviceentries,sidecars,authorizationpolicies -A --no-headers 2>/dev/null | wc -l)
 
+# One run of "$@": its wall time to the millisecond (the process's whole life, start and exit
+# included), its CPU time (user+sys) and its peak RSS (KiB).
+run_once() {
+  local start end user sys rss
+  start=$EPOCHREALTIME
+  /usr/bin/time -o "$timefile" -f '%U %S %M' "$@" >/dev/null 2>&1 || true
+  end=$EPOCHREALTIME
+  read -r user sys rss <<<"$(tail -n 1 "$timefile")"
+  echo "$(awk "BEGIN{printf \"%.3f\", $end - $start}") $(awk "BEGIN{print $user + $sys}") $rss"
+}
+
+# The smaller of two numbers (the first when the second is empty).
+smaller() { if [[ -z "$2" ]] || awk "BEGIN{exit !($1 < $2)}"; then echo "$1"; else echo "$2"; fi; }
+
 # best wall time, best CPU time (user+sys) and max peak RSS (KiB) of RUNS runs of: "$@"
 measure() {
-  local best_wall="" best_cpu="" best_rss="" wall user sys rss cpu
+  local best_wall="" best_cpu="" best_rss=0 wall cpu rss
   for _ in $(seq "$runs"); do
-    /usr/bin/time -o "$timefile" -f '%e %U %S %M' "$@" >/dev/null 2>&1 || true
-    read -r wall user sys rss <<<"$(tail -n 1 "$timefile")"
-    cpu=$(awk "BEGIN{print $user + $sys}")
+    read -r wall cpu rss <<<"$(run_once "$@")"
     echo "  $1: ${wall}s wall, ${cpu}s CPU, ${rss} KiB" >&2
-    if [[ -z "$best_wall" ]] || awk "BEGIN{exit !($wall < $best_wall)}"; then best_wall=$wall; fi
-    if [[ -z "$best_cpu" ]] || awk "BEGIN{exit !($cpu < $best_cpu)}"; then best_cpu=$cpu; fi
-    if [[ -z "$best_rss" ]] || (( rss > best_rss )); then best_rss=$rss; fi
+    best_wall=$(smaller "$wall" "$best_wall")
+    best_cpu=$(smaller "$cpu" "$best_cpu")
+    if (( rss > best_rss )); then best_rss=$rss; fi
   done
   echo "$best_wall $best_cpu $best_rss"
 }
@@ -65,19 +77,40 @@ paths=target/bench-live-paths.txt
 MESH_DOCTOR_LOG="kube_client=trace" "$bin" analyze -A -o json 2>&1 >/dev/null \
   | sed 's/\x1b\[[0-9;]*m//g' | grep -o 'url=[^ ]*' | sed -E 's|^url=https?://[^/]+||; s|\?.*$||' \
   | awk -F/ '($2 == "api" && NF >= 4) || ($2 == "apis" && NF >= 5)' | sort -u >"$paths" || true  # analyze exits 79: findings
+# One run of bench/raw_lists.py MODE...: wall time, requests, bytes.
+raw_once() {
+  local wall requests bytes
+  read -r wall requests bytes <<<"$(python3 bench/raw_lists.py "$KUBECONFIG" "$paths" "$@")"
+  echo "  raw $*: ${wall}s, $requests requests, $bytes bytes" >&2
+  echo "$wall $requests $bytes"
+}
+
 # best wall time of RUNS runs of bench/raw_lists.py MODE...
 raw() {
   local best="" wall requests bytes
   for _ in $(seq "$runs"); do
-    read -r wall requests bytes <<<"$(python3 bench/raw_lists.py "$KUBECONFIG" "$paths" "$@")"
-    echo "  raw $*: ${wall}s, $requests requests, $bytes bytes" >&2
-    if [[ -z "$best" ]] || awk "BEGIN{exit !($wall < $best)}"; then best=$wall; fi
+    read -r wall requests bytes <<<"$(raw_once "$@")"
+    best=$(smaller "$wall" "$best")
   done
   echo "$best $requests $bytes"
 }
 
 load_start=$(cut -d' ' -f1 /proc/loadavg)
-read -r ours_wall ours_cpu ours_rss <<<"$(measure "$bin" analyze -A -o json)"
+# mesh-doctor and the raw JSON lists it is compared with take turns, one run of each per round,
+# so that both meet the API server in the same state (its garbage collector slows one run in
+# two or three, whichever it is).
+ours_wall="" ours_cpu="" ours_rss=0 raw_whole="" raw_pages=""
+for _ in $(seq "$runs"); do
+  read -r wall cpu rss <<<"$(run_once "$bin" analyze -A -o json)"
+  echo "  $bin: ${wall}s wall, ${cpu}s CPU, ${rss} KiB" >&2
+  ours_wall=$(smaller "$wall" "$ours_wall")
+  ours_cpu=$(smaller "$cpu" "$ours_cpu")
+  if (( rss > ours_rss )); then ours_rss=$rss; fi
+  read -r wall whole_requests raw_bytes <<<"$(raw_once whole)"
+  raw_whole=$(smaller "$wall" "$raw_whole")
+  read -r wall pages_requests _ <<<"$(raw_once pages 5000)"
+  raw_pages=$(smaller "$wall" "$raw_pages")
+done
 # Right after mesh-doctor's runs, before istioctl's leave the server busy.
 # The request timeline of one run (-vv): from the first request to the last page listed.
 "$bin" analyze -A -o json -vv 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' >target/bench-live-timeline.txt || true
@@ -96,8 +129,6 @@ print(reads, analysis)
 PY
 )
 read -r read_span analysis_span <<<"$spans"
-read -r raw_whole whole_requests raw_bytes <<<"$(raw whole)"
-read -r raw_pages pages_requests _ <<<"$(raw pages 5000)"
 # The same, with the lists mesh-doctor asks for in protobuf (the built-in kinds but ConfigMaps
 # and webhook configurations: src/source/cluster/requests.rs) asked for in protobuf.
 export RAW_PROTOBUF
@@ -136,7 +167,8 @@ its reads took ${read_span} s from the first request to the last page, and the a
 mesh-doctor / istioctl wall time: **$ratio**. Measured $(date -u +%Y-%m-%d) with \`bench/live.sh\` on
 $(nproc) cores ($cpu), release build, against the local test cluster (etcd + kube-apiserver + kwok
 on the same machine) holding the objects of \`bench/gen_manifests.py\` ($objects Pods, Services and
-Istio objects listed by kubectl), mesh-doctor's runs first, then istioctl's. Load average
+Istio objects listed by kubectl), mesh-doctor's runs taking turns with the raw JSON lists' (one of
+each per round), then the protobuf lists', then istioctl's. Load average
 $load_start at the start, $load_end at the end (the machine is shared with other builds). The
 findings differ in number because the two read different kinds (mesh-doctor reads Deployments as
 the pods they create, istioctl runs analyzers mesh-doctor does not have yet).
