@@ -114,22 +114,13 @@ pub async fn webhook_services(cluster: &Cluster, snapshot: &Snapshot) -> Found {
             }
         }
     }
-    let answers = futures::future::join_all(wanted.iter().map(|(ns, name)| {
-        let api: Api<Service> = Api::namespaced(cluster.client.clone(), ns);
-        cluster.get_opt(api, name)
-    }))
-    .await;
-    let mut found = Found::default();
-    for answer in answers {
-        match answer {
-            Ok(Some(svc)) => found.services_beyond_scope.push(Located::new(svc)),
-            Ok(None) => {}
-            Err(e) => {
-                found
-                    .unavailable
-                    .push((Kind::ServicesBeyondScope, e.reason().to_string()));
-            }
-        }
+    let (services, failed) = super::get_named::<Service>(cluster, &wanted).await;
+    Found {
+        services_beyond_scope: services.into_iter().map(Located::new).collect(),
+        unavailable: failed
+            .into_iter()
+            .map(|reason| (Kind::ServicesBeyondScope, reason))
+            .collect(),
+        ..Found::default()
     }
-    found
 }

@@ -412,33 +412,24 @@ pub async fn gateway_secrets(cluster: &Cluster, snapshot: &Snapshot) -> Found {
     }
     // Got all at once (a cluster with fifty TLS Gateways waits for one round trip, not fifty);
     // kept in the order they were wanted.
-    let (mut found, answers) = tokio::join!(
+    let (mut found, (secrets, failed)) = tokio::join!(
         client_ca_config_maps(cluster, snapshot, api_maps),
-        futures::future::join_all(wanted.iter().map(|(ns, name)| {
-            let api: Api<Secret> = Api::namespaced(cluster.client.clone(), ns);
-            cluster.get_opt(api, name)
-        }))
+        super::get_named::<Secret>(cluster, &wanted)
     );
-    for answer in answers {
-        match answer {
-            Ok(Some(secret)) => {
-                // Reduced at once: the public certificates' facts and the key names; the
-                // private key's value is dropped here, never printed, logged or kept.
-                let data = secret.data.unwrap_or_default();
-                found.secrets.push(Located::new(SecretKeys::reduce(
-                    secret.metadata,
-                    secret.type_.unwrap_or_default(),
-                    data.into_iter().map(|(k, v)| (k, v.0)),
-                    crate::istio::credentials::PUBLIC_KEYS,
-                )));
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let reason = e.reason().to_string();
-                found.unavailable.push((Kind::Secrets, reason));
-            }
-        }
+    for secret in secrets {
+        // Reduced at once: the public certificates' facts and the key names; the private
+        // key's value is dropped here, never printed, logged or kept.
+        let data = secret.data.unwrap_or_default();
+        found.secrets.push(Located::new(SecretKeys::reduce(
+            secret.metadata,
+            secret.type_.unwrap_or_default(),
+            data.into_iter().map(|(k, v)| (k, v.0)),
+            crate::istio::credentials::PUBLIC_KEYS,
+        )));
     }
+    found
+        .unavailable
+        .extend(failed.into_iter().map(|reason| (Kind::Secrets, reason)));
     found
 }
 
@@ -535,24 +526,16 @@ async fn client_ca_config_maps(cluster: &Cluster, snapshot: &Snapshot, wanted: N
             names.push((ns, name));
         }
     }
-    let answers = futures::future::join_all(names.iter().map(|(ns, name)| {
-        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(cluster.client.clone(), ns);
-        cluster.get_opt(api, name)
-    }))
-    .await;
-    let mut found = Found::default();
-    for answer in answers {
-        match answer {
-            Ok(Some(map)) => found.config_maps.push(Located::new(map)),
-            Ok(None) => {}
-            Err(e) => {
-                let reason = e.reason().to_string();
-                found.unavailable.push((Kind::ConfigMaps, reason));
-            }
-        }
+    let (maps, failed) =
+        super::get_named::<k8s_openapi::api::core::v1::ConfigMap>(cluster, &names).await;
+    Found {
+        config_maps: maps.into_iter().map(Located::new).collect(),
+        unavailable: failed
+            .into_iter()
+            .map(|reason| (Kind::ConfigMaps, reason))
+            .collect(),
+        ..Found::default()
     }
-    found
 }
 
 /// Lists the Nodes (their labels give pods their locality) when there is a DestinationRule:

@@ -64,6 +64,32 @@ impl Found {
     }
 }
 
+/// Gets the objects named (namespace, name) all at once, one round trip for all of them: those
+/// that exist, in the order asked, and the reason of each get that failed.
+async fn get_named<K>(cluster: &Cluster, names: &[(String, String)]) -> (Vec<K>, Vec<String>)
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let answers = futures::future::join_all(names.iter().map(|(ns, name)| {
+        let api: Api<K> = Api::namespaced(cluster.client.clone(), ns);
+        cluster.get_opt(api, name)
+    }))
+    .await;
+    let mut found = Vec::new();
+    let mut failed = Vec::new();
+    for answer in answers {
+        match answer {
+            Ok(Some(object)) => found.push(object),
+            Ok(None) => {}
+            Err(e) => failed.push(e.reason().to_string()),
+        }
+    }
+    (found, failed)
+}
+
 /// `object` located, unless it is in one of the system namespaces.
 fn located_outside_system<T: crate::kube::snapshot::Object>(
     object: T,
