@@ -58,7 +58,7 @@ pub mod webhook;
 use crate::findings::messages::{self, MessageType};
 use crate::findings::report;
 use crate::findings::{Finding, Report};
-use crate::istio::config::Config;
+use crate::istio::config::{Config, TypedSpecs};
 use crate::istio::dataplane::BackendIndex;
 use crate::kube::kind::{CRD_KINDS, Kind};
 use crate::kube::snapshot::{NamespacesByName, Snapshot};
@@ -520,6 +520,13 @@ pub fn selected(analyzer: &Analyzer, only: &[String]) -> bool {
 const STARTS_FIRST: &[&str] = &["crd-schemas"];
 
 pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
+    run_typed(snapshot, TypedSpecs::default(), only)
+}
+
+/// [`run`], with the specs of the snapshot's first config objects typed already (by the live
+/// read, while its other lists arrived): the analysis types only the others.
+pub fn run_typed(snapshot: &Snapshot, typed: TypedSpecs, only: &[String]) -> Report {
+    let typed = std::sync::Mutex::new(Some(typed));
     let mut report = Report::default();
     let mut chosen: Vec<&Analyzer> = Vec::new();
     for analyzer in all() {
@@ -555,7 +562,13 @@ pub fn run(snapshot: &Snapshot, only: &[String]) -> Report {
             Run::Config(run) => {
                 let input = input.get_or_init(|| {
                     let started = std::time::Instant::now();
-                    let config = Config::of(snapshot);
+                    let typed = typed
+                        .lock()
+                        .map(|mut t| t.take())
+                        .ok()
+                        .flatten()
+                        .unwrap_or_default();
+                    let config = Config::of_typed(snapshot, typed);
                     tracing::debug!(
                         objects = snapshot.config.len(),
                         us = started.elapsed().as_micros() as u64,

@@ -11,6 +11,7 @@ use crate::exit;
 use crate::findings::messages::Level;
 use crate::findings::report::{Skipped, Suppression};
 use crate::findings::{Finding, Report};
+use crate::istio::config::TypedSpecs;
 use crate::kube::snapshot::Snapshot;
 use crate::output::findings::{self, Format};
 use crate::output::style::{Stream, Styles};
@@ -200,8 +201,10 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
 
     let mut snapshot = Snapshot::default();
     let mut live_namespace = None;
+    // The specs of the live config, typed as it was read.
+    let mut typed = TypedSpecs::default();
     if use_kube {
-        (snapshot, live_namespace) =
+        (snapshot, live_namespace, typed) =
             crate::source::live::snapshot_for_analyze(global, request.all_namespaces)
                 .await
                 .map_err(|e| match e {
@@ -249,7 +252,7 @@ pub async fn run(global: &Global, request: Request) -> Result<u8> {
         snapshot.mesh_networks = Some(files::load_mesh_networks(path, request.max_input_size)?);
     }
 
-    let mut report: Report = analyzers::run(&snapshot, &request.analyzers);
+    let mut report: Report = analyzers::run_typed(&snapshot, typed, &request.analyzers);
     let runtime_wanted = analyzers::selected(&analyzers::RUNTIME, &request.analyzers);
     if use_kube && request.probe && runtime_wanted {
         let options = crate::probe::ProbeOptions::with_timeout(request.probe_timeout);

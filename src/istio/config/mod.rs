@@ -124,24 +124,190 @@ pub struct Config<'a> {
     pub pods_by_label: PodsByLabel<'a>,
 }
 
-impl<'a> Config<'a> {
-    /// Reads every config object of the snapshot into its type: in as many parts as there are
-    /// cores, each typed on its own thread, then put together in the snapshot's order (the
-    /// analysis waits for the whole config, so one thread would leave the others idle).
-    pub fn of(snapshot: &'a Snapshot) -> Self {
-        let chunks = crate::parallel::parts(&snapshot.config, TYPED_PER_THREAD);
-        let mut typed = crate::parallel::map(&chunks, |_, chunk| {
-            let mut part = Config::default();
-            for resource in *chunk {
-                part.add(resource);
+/// The typed lists: each config kind's field of [`Config`] and [`TypedSpecs`], and its type.
+macro_rules! typed_lists {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        /// Config objects' specs read into their types, each with its object's position in the
+        /// objects it was typed from, without borrowing them: typed where the objects are read,
+        /// while other lists still arrive, then given their objects by [`Config::of_typed`].
+        #[derive(Debug, Default)]
+        pub struct TypedSpecs {
+            $($field: Vec<(usize, $ty)>,)*
+            invalid: Vec<(usize, String)>,
+            /// How many objects were typed: the first `covers` of the snapshot's config.
+            covers: usize,
+        }
+
+        impl TypedSpecs {
+            /// `other`'s specs after these: typed from the objects right after this one's.
+            pub fn append(&mut self, other: TypedSpecs) {
+                let offset = self.covers;
+                $(self.$field.extend(other.$field.into_iter().map(|(i, spec)| (i + offset, spec)));)*
+                self.invalid
+                    .extend(other.invalid.into_iter().map(|(i, reason)| (i + offset, reason)));
+                self.covers += other.covers;
+            }
+
+            /// The specs with their objects, into `config`'s lists (`objects` holds every
+            /// position the specs name).
+            fn attach<'a>(self, objects: &'a [Located<ConfigObject>], config: &mut Config<'a>) {
+                $(config.$field = self
+                    .$field
+                    .into_iter()
+                    .map(|(i, spec)| Typed { resource: &objects[i], spec })
+                    .collect();)*
+                config.invalid = self
+                    .invalid
+                    .into_iter()
+                    .map(|(i, reason)| (&objects[i], reason))
+                    .collect();
+            }
+        }
+    };
+}
+
+typed_lists! {
+    virtual_services: VirtualService,
+    destination_rules: DestinationRule,
+    gateways: Gateway,
+    service_entries: ServiceEntry,
+    sidecars: Sidecar,
+    envoy_filters: EnvoyFilter,
+    workload_entries: WorkloadEntry,
+    workload_groups: WorkloadGroup,
+    request_authentications: RequestAuthentication,
+    authorization_policies: AuthorizationPolicy,
+    peer_authentications: PeerAuthentication,
+    telemetries: Telemetry,
+    wasm_plugins: WasmPlugin,
+    gateway_classes: GatewayClass,
+    k8s_gateways: KubernetesGateway,
+    http_routes: Route,
+    grpc_routes: Route,
+    tcp_routes: Route,
+    tls_routes: Route,
+    reference_grants: ReferenceGrant,
+}
+
+impl TypedSpecs {
+    /// How many config objects were typed: the first this many of the snapshot's.
+    pub fn covers(&self) -> usize {
+        self.covers
+    }
+
+    /// Reads every object of `objects` into its type: in as many parts as there are cores,
+    /// each typed on its own thread, then put together in the objects' order (the analysis
+    /// waits for the whole config, so one thread would leave the others idle).
+    pub fn of(objects: &[Located<ConfigObject>]) -> TypedSpecs {
+        let chunks = crate::parallel::parts(objects, TYPED_PER_THREAD);
+        let mut starts = Vec::with_capacity(chunks.len());
+        let mut start = 0;
+        for chunk in &chunks {
+            starts.push(start);
+            start += chunk.len();
+        }
+        let typed = crate::parallel::map(&chunks, |k, chunk| {
+            let mut part = TypedSpecs::default();
+            for (i, resource) in chunk.iter().enumerate() {
+                part.add(starts[k] + i, resource);
             }
             part
-        })
-        .into_iter();
-        let mut config = typed.next().unwrap_or_default();
+        });
+        let mut specs = TypedSpecs::default();
         for mut part in typed {
-            config.append(&mut part);
+            // Each part names positions in `objects` already.
+            part.covers = 0;
+            specs.append(part);
         }
+        specs.covers = objects.len();
+        specs
+    }
+
+    /// Types one config object into its list, or into `invalid` with the reason.
+    fn add(&mut self, at: usize, resource: &Located<ConfigObject>) {
+        let kind = resource.object.kind.as_str();
+        if gateway_api::is_gateway_api(&resource.object) {
+            if let Err(reason) = self.add_gateway_api(at, resource) {
+                self.invalid.push((at, reason));
+            }
+            return;
+        }
+        // A Duration Go cannot read makes the whole object unreadable, as to istioctl.
+        if let Some(reason) = durations::refused(kind, &resource.object.spec) {
+            self.invalid.push((at, reason));
+            return;
+        }
+        let result = match kind {
+            "VirtualService" => typed(resource).map(|t| self.virtual_services.push((at, t))),
+            "DestinationRule" => typed(resource).map(|t| self.destination_rules.push((at, t))),
+            "Gateway" => typed(resource).map(|t| self.gateways.push((at, t))),
+            "ServiceEntry" => typed(resource).map(|t| self.service_entries.push((at, t))),
+            "Sidecar" => typed(resource).map(|t| self.sidecars.push((at, t))),
+            "EnvoyFilter" => typed(resource).map(|t| self.envoy_filters.push((at, t))),
+            "WorkloadEntry" => typed(resource).map(|t| self.workload_entries.push((at, t))),
+            "WorkloadGroup" => typed(resource).map(|t| self.workload_groups.push((at, t))),
+            "RequestAuthentication" => {
+                typed(resource).map(|t| self.request_authentications.push((at, t)))
+            }
+            // Security, telemetry and extensions kinds.
+            "AuthorizationPolicy" => {
+                typed(resource).map(|t| self.authorization_policies.push((at, t)))
+            }
+            "PeerAuthentication" => {
+                typed(resource).map(|t| self.peer_authentications.push((at, t)))
+            }
+            "Telemetry" => typed(resource).map(|t| self.telemetries.push((at, t))),
+            "WasmPlugin" => typed(resource).map(|t| self.wasm_plugins.push((at, t))),
+            _ => Ok(()),
+        };
+        if let Err(reason) = result {
+            self.invalid.push((at, reason));
+        }
+    }
+
+    /// A `gateway.networking.k8s.io` object into its list (kept apart from Istio's kinds of
+    /// the same name).
+    fn add_gateway_api(
+        &mut self,
+        at: usize,
+        resource: &Located<ConfigObject>,
+    ) -> Result<(), String> {
+        match resource.object.kind.as_str() {
+            "GatewayClass" => self.gateway_classes.push((at, typed(resource)?)),
+            "Gateway" => self.k8s_gateways.push((at, typed(resource)?)),
+            "HTTPRoute" => self.http_routes.push((at, typed(resource)?)),
+            "GRPCRoute" => self.grpc_routes.push((at, typed(resource)?)),
+            "TCPRoute" => self.tcp_routes.push((at, typed(resource)?)),
+            "TLSRoute" => self.tls_routes.push((at, typed(resource)?)),
+            "ReferenceGrant" => self.reference_grants.push((at, typed(resource)?)),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Config<'a> {
+    /// Reads every config object of the snapshot into its type ([`TypedSpecs::of`]).
+    pub fn of(snapshot: &'a Snapshot) -> Self {
+        Config::of_typed(snapshot, TypedSpecs::default())
+    }
+
+    /// [`Config::of`] with the specs of the snapshot's first config objects typed already
+    /// (`typed`, made from the first `typed.covers` of them, as the live read does): only the
+    /// others are typed here.
+    pub fn of_typed(snapshot: &'a Snapshot, typed: TypedSpecs) -> Self {
+        let objects = snapshot.config.as_slice();
+        // Specs of more objects than there are cannot be these objects': typed again.
+        let mut specs = if typed.covers <= objects.len() {
+            typed
+        } else {
+            TypedSpecs::default()
+        };
+        if specs.covers < objects.len() {
+            specs.append(TypedSpecs::of(&objects[specs.covers..]));
+        }
+        let mut config = Config::default();
+        specs.attach(objects, &mut config);
         config.destination_rules_private_by_default = snapshot
             .mesh_config
             .as_ref()
@@ -189,101 +355,16 @@ impl<'a> Config<'a> {
             .flatten()
             .map(|&i| &self.authorization_policies[i])
     }
-
-    /// A `gateway.networking.k8s.io` object into its list (kept apart from Istio's kinds of
-    /// the same name).
-    /// Types one config object into its list, or into `invalid` with the reason.
-    fn add(&mut self, resource: &'a Located<ConfigObject>) {
-        let kind = resource.object.kind.as_str();
-        if gateway_api::is_gateway_api(&resource.object) {
-            if let Err(reason) = self.add_gateway_api(resource) {
-                self.invalid.push((resource, reason));
-            }
-            return;
-        }
-        // A Duration Go cannot read makes the whole object unreadable, as to istioctl.
-        if let Some(reason) = durations::refused(kind, &resource.object.spec) {
-            self.invalid.push((resource, reason));
-            return;
-        }
-        let result = match kind {
-            "VirtualService" => typed(resource).map(|t| self.virtual_services.push(t)),
-            "DestinationRule" => typed(resource).map(|t| self.destination_rules.push(t)),
-            "Gateway" => typed(resource).map(|t| self.gateways.push(t)),
-            "ServiceEntry" => typed(resource).map(|t| self.service_entries.push(t)),
-            "Sidecar" => typed(resource).map(|t| self.sidecars.push(t)),
-            "EnvoyFilter" => typed(resource).map(|t| self.envoy_filters.push(t)),
-            "WorkloadEntry" => typed(resource).map(|t| self.workload_entries.push(t)),
-            "WorkloadGroup" => typed(resource).map(|t| self.workload_groups.push(t)),
-            "RequestAuthentication" => {
-                typed(resource).map(|t| self.request_authentications.push(t))
-            }
-            // Security, telemetry and extensions kinds.
-            "AuthorizationPolicy" => typed(resource).map(|t| self.authorization_policies.push(t)),
-            "PeerAuthentication" => typed(resource).map(|t| self.peer_authentications.push(t)),
-            "Telemetry" => typed(resource).map(|t| self.telemetries.push(t)),
-            "WasmPlugin" => typed(resource).map(|t| self.wasm_plugins.push(t)),
-            _ => Ok(()),
-        };
-        if let Err(reason) = result {
-            self.invalid.push((resource, reason));
-        }
-    }
-
-    /// `other`'s typed objects after this one's, list by list (the parts [`Config::of`] typed
-    /// apart, in the snapshot's order).
-    fn append(&mut self, other: &mut Config<'a>) {
-        self.virtual_services.append(&mut other.virtual_services);
-        self.destination_rules.append(&mut other.destination_rules);
-        self.gateways.append(&mut other.gateways);
-        self.service_entries.append(&mut other.service_entries);
-        self.sidecars.append(&mut other.sidecars);
-        self.envoy_filters.append(&mut other.envoy_filters);
-        self.workload_entries.append(&mut other.workload_entries);
-        self.workload_groups.append(&mut other.workload_groups);
-        self.request_authentications
-            .append(&mut other.request_authentications);
-        self.authorization_policies
-            .append(&mut other.authorization_policies);
-        self.peer_authentications
-            .append(&mut other.peer_authentications);
-        self.telemetries.append(&mut other.telemetries);
-        self.wasm_plugins.append(&mut other.wasm_plugins);
-        self.gateway_classes.append(&mut other.gateway_classes);
-        self.k8s_gateways.append(&mut other.k8s_gateways);
-        self.http_routes.append(&mut other.http_routes);
-        self.grpc_routes.append(&mut other.grpc_routes);
-        self.tcp_routes.append(&mut other.tcp_routes);
-        self.tls_routes.append(&mut other.tls_routes);
-        self.reference_grants.append(&mut other.reference_grants);
-        self.invalid.append(&mut other.invalid);
-    }
-
-    fn add_gateway_api(&mut self, resource: &'a Located<ConfigObject>) -> Result<(), String> {
-        match resource.object.kind.as_str() {
-            "GatewayClass" => self.gateway_classes.push(typed(resource)?),
-            "Gateway" => self.k8s_gateways.push(typed(resource)?),
-            "HTTPRoute" => self.http_routes.push(typed(resource)?),
-            "GRPCRoute" => self.grpc_routes.push(typed(resource)?),
-            "TCPRoute" => self.tcp_routes.push(typed(resource)?),
-            "TLSRoute" => self.tls_routes.push(typed(resource)?),
-            "ReferenceGrant" => self.reference_grants.push(typed(resource)?),
-            _ => {}
-        }
-        Ok(())
-    }
 }
 
-fn typed<'a, T: DeserializeOwned>(
-    resource: &'a Located<ConfigObject>,
-) -> Result<Typed<'a, T>, String> {
-    let spec = if resource.object.spec.is_null() {
+/// A config object's spec read into `T` (an absent spec as an empty one).
+fn typed<T: DeserializeOwned>(resource: &Located<ConfigObject>) -> Result<T, String> {
+    if resource.object.spec.is_null() {
         serde_json::from_value(serde_json::Value::Object(Default::default()))
     } else {
         T::deserialize(&resource.object.spec)
     }
-    .map_err(|e| e.to_string())?;
-    Ok(Typed { resource, spec })
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -351,5 +432,67 @@ mod tests {
             "{:?}",
             config.invalid[0].1
         );
+    }
+
+    /// The names and reasons of a config's lists, for comparing two configs.
+    fn lists_of(config: &Config<'_>) -> Vec<String> {
+        let mut out: Vec<String> = config
+            .virtual_services
+            .iter()
+            .map(|t| format!("vs {} {:?}", t.name(), t.spec.hosts))
+            .collect();
+        out.extend(
+            config
+                .destination_rules
+                .iter()
+                .map(|t| format!("dr {} {}", t.name(), t.spec.host)),
+        );
+        out.extend(config.gateways.iter().map(|t| format!("gw {}", t.name())));
+        out.extend(
+            config
+                .invalid
+                .iter()
+                .map(|(r, reason)| format!("invalid {} {reason}", r.object.name())),
+        );
+        out
+    }
+
+    /// Specs typed ahead, list by list as the live read types them, give the config typed at
+    /// once; objects after them (a file's, read after the cluster) are typed by the analysis;
+    /// specs that claim more objects than the snapshot holds are not used.
+    #[test]
+    fn specs_typed_ahead_give_the_config_typed_at_once() {
+        let mut snapshot = Snapshot::default();
+        for i in 0..1200 {
+            let name = format!("o{i:04}");
+            let (kind, spec) = match i % 4 {
+                0 => ("VirtualService", json!({"hosts": [format!("h{i}")]})),
+                1 => ("DestinationRule", json!({"host": format!("h{i}")})),
+                2 => ("Gateway", json!({"servers": []})),
+                _ => ("VirtualService", json!({"hosts": "h"})),
+            };
+            snapshot.config.push(object(kind, &name, spec));
+        }
+        let at_once = lists_of(&Config::of(&snapshot));
+        // Three lists typed apart, then put one after the other; the last 200 objects not typed.
+        let mut ahead = TypedSpecs::default();
+        for part in [
+            &snapshot.config[..300],
+            &snapshot.config[300..700],
+            &snapshot.config[700..1000],
+        ] {
+            ahead.append(TypedSpecs::of(part));
+        }
+        assert_eq!(ahead.covers(), 1000);
+        assert_eq!(lists_of(&Config::of_typed(&snapshot, ahead)), at_once);
+        // Specs of more objects than the snapshot has: not these objects' specs.
+        let more = Snapshot {
+            config: snapshot.config[..10].to_vec(),
+            ..Snapshot::default()
+        };
+        let too_many = TypedSpecs::of(&snapshot.config);
+        let expected = lists_of(&Config::of(&more));
+        assert_eq!(lists_of(&Config::of_typed(&more, too_many)), expected);
+        assert_eq!(expected.len(), 10);
     }
 }

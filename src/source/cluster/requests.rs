@@ -158,6 +158,92 @@ fn decode_items<K: DeserializeOwned + Send>(
     Ok(items)
 }
 
+/// The items of a protobuf list decoded while its answer arrived, and where each one was in it.
+struct EarlyItems<K> {
+    items: Vec<K>,
+    at: Vec<std::ops::Range<usize>>,
+}
+
+impl<K> EarlyItems<K> {
+    /// The items decoded early, when they are the first of the list's `items` (in `answer`);
+    /// else none (the whole list is then decoded from its answer).
+    fn first_of(self, answer: &[u8], items: &[&[u8]]) -> Vec<K> {
+        let base = answer.as_ptr() as usize;
+        let same = self.at.len() <= items.len()
+            && self.at.iter().zip(items).all(|(at, item)| {
+                (item.as_ptr() as usize).wrapping_sub(base) == at.start && item.len() == at.len()
+            });
+        if same { self.items } else { Vec::new() }
+    }
+}
+
+/// Items decoded before this many have been seen give the size a list's items are reserved at.
+const ITEMS_TO_ESTIMATE: usize = 16;
+/// An answer's envelope may say it is longer; the buffer is not reserved beyond this at once.
+const LARGEST_RESERVED: usize = 256 << 20;
+
+/// Reads a protobuf answer whole, and when `decode` decodes its items as they arrive: the API
+/// server writes a large list item by item, and decoding meanwhile leaves little to decode after
+/// its last byte. An item that does not decode ends the early decoding (the list is then judged
+/// whole, as it is without it).
+async fn read_decoding<K, B>(
+    mut body: B,
+    kind: crate::formats::kube_protobuf::Root,
+    decode: bool,
+) -> kube::Result<(Vec<u8>, EarlyItems<K>)>
+where
+    K: DeserializeOwned,
+    B: http_body::Body<Data = bytes::Bytes> + Unpin,
+    kube::Error: From<B::Error>,
+{
+    use crate::formats::kube_protobuf;
+    use http_body_util::BodyExt;
+    let mut answer: Vec<u8> = Vec::new();
+    let mut early = EarlyItems {
+        items: Vec::new(),
+        at: Vec::new(),
+    };
+    let mut scanner = kube_protobuf::ItemScanner::default();
+    let mut decoding = decode;
+    let mut reserved = false;
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        answer.extend_from_slice(&data);
+        if !decoding {
+            continue;
+        }
+        for at in scanner.complete_items(&answer) {
+            match kube_protobuf::decode::<K>(&answer[at.clone()], kind) {
+                Ok(item) => {
+                    early.items.push(item);
+                    early.at.push(at);
+                }
+                Err(_) => {
+                    decoding = false;
+                    break;
+                }
+            }
+        }
+        if !reserved && let Some(end) = scanner.list_end() {
+            answer.reserve_exact(end.saturating_sub(answer.len()).min(LARGEST_RESERVED));
+            reserved = true;
+        }
+        // A page of Pods is megabytes: its items are reserved once, from the first ones' size.
+        if early.items.len() == ITEMS_TO_ESTIMATE
+            && early.items.capacity() < 2 * ITEMS_TO_ESTIMATE
+            && let (Some(first), Some(last), Some(end)) =
+                (early.at.first(), early.at.last(), scanner.list_end())
+        {
+            let each = (last.end - first.start) / ITEMS_TO_ESTIMATE + 1;
+            let estimate = end.saturating_sub(first.start) / each;
+            early.items.reserve_exact(estimate + estimate / 8);
+        }
+    }
+    Ok((answer, early))
+}
+
 /// [`list_page`] in protobuf.
 async fn list_page_protobuf<K>(
     client: &kube::Client,
@@ -169,7 +255,6 @@ where
     K: Clone + DeserializeOwned + Send,
 {
     use crate::formats::kube_protobuf;
-    use http_body_util::BodyExt;
     const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
     request.headers_mut().insert(
         http::header::ACCEPT,
@@ -187,8 +272,9 @@ where
         tracing::debug!(%status, "no protobuf list, asking for JSON");
         return Ok(Protobuf::NotServed(early));
     }
-    let body = response.into_body().collect().await?.to_bytes();
-    if status.is_client_error() || status.is_server_error() {
+    let failed = status.is_client_error() || status.is_server_error();
+    let (body, early_items) = read_decoding::<K, _>(response.into_body(), kind, !failed).await?;
+    if failed {
         // The server's Status, in protobuf too: the error as the JSON one would be, without
         // asking a throttled or refusing server a second time.
         let decoded = kube_protobuf::object(&body).and_then(|raw| {
@@ -216,11 +302,17 @@ where
         Err(e) => return not_decoded(e, early),
     };
     let _ = early.send(list.continue_token.clone());
-    let items = match decode_items::<K>(&list.items, kind) {
-        Ok(items) => items,
+    // The items decoded while the answer arrived are the list's first ones (the same bytes, as
+    // `list` found them); the others are decoded now.
+    let mut items = early_items.first_of(&body, &list.items);
+    match decode_items::<K>(&list.items[items.len()..], kind) {
+        Ok(mut rest) => {
+            items.reserve_exact(rest.len());
+            items.append(&mut rest);
+        }
         // The token was told already: the JSON page tells nobody.
         Err(e) => return not_decoded(e, tokio::sync::oneshot::channel().0),
-    };
+    }
     Ok(Protobuf::Listed(ObjectList {
         types: Default::default(),
         metadata: kube::core::ListMeta {
@@ -679,5 +771,73 @@ mod tests {
         let mut broken = raw.clone();
         broken[2500] = &[0xff, 0xff];
         assert!(super::decode_items::<Pod>(&broken, POD).is_err());
+    }
+
+    /// An answer of `chunks`, as the server's arrives: frame by frame.
+    fn arriving(
+        chunks: Vec<Vec<u8>>,
+    ) -> impl http_body::Body<Data = bytes::Bytes, Error = kube::Error> + Unpin {
+        http_body_util::StreamBody::new(futures::stream::iter(
+            chunks
+                .into_iter()
+                .map(|c| Ok::<_, kube::Error>(http_body::Frame::data(bytes::Bytes::from(c)))),
+        ))
+    }
+
+    /// A list read as it arrives, in frames of a few bytes to a whole answer: the answer whole,
+    /// and the items decoded meanwhile are the list's, which `first_of` keeps; an item that
+    /// does not decode ends the early decoding, and what was decoded early is kept only when
+    /// it is the list's first items.
+    #[tokio::test]
+    async fn a_protobuf_list_is_decoded_as_it_arrives() {
+        use crate::formats::kube_protobuf;
+        use crate::formats::kube_protobuf_schema::POD;
+        use k8s_openapi::api::core::v1::Pod;
+        let body = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/kube-protobuf/pods.pb"
+        ))
+        .unwrap();
+        let list = kube_protobuf::list(&body).unwrap();
+        let expected: Vec<Pod> = list
+            .items
+            .iter()
+            .map(|item| kube_protobuf::decode::<Pod>(item, POD).unwrap())
+            .collect();
+        for size in [1, 50, 4096, body.len()] {
+            let chunks = body.chunks(size).map(<[u8]>::to_vec).collect();
+            let (answer, early) = super::read_decoding::<Pod, _>(arriving(chunks), POD, true)
+                .await
+                .unwrap();
+            assert_eq!(answer, body);
+            let listed = kube_protobuf::list(&answer).unwrap();
+            let items = early.first_of(&answer, &listed.items);
+            assert!(items == expected, "in frames of {size}");
+        }
+        // Not asked to decode (an error answer): the answer only.
+        let (answer, early) =
+            super::read_decoding::<Pod, _>(arriving(vec![body.clone()]), POD, false)
+                .await
+                .unwrap();
+        assert_eq!(answer, body);
+        assert!(early.items.is_empty());
+        // The third item broken: the first two decoded early, the rest left to the end.
+        let mut broken = body.clone();
+        let base = body.as_ptr() as usize;
+        let third = list.items[2].as_ptr() as usize - base;
+        // Wire type 7 exists in no message.
+        broken[third] = 0x0f;
+        let chunks = broken.chunks(100).map(<[u8]>::to_vec).collect();
+        let (answer, early) = super::read_decoding::<Pod, _>(arriving(chunks), POD, true)
+            .await
+            .unwrap();
+        assert_eq!(early.items.len(), 2);
+        // Positions that are not the list's: none kept.
+        let elsewhere = super::EarlyItems {
+            items: early.items,
+            at: vec![0..1, 1..2],
+        };
+        let listed = kube_protobuf::list(&answer).unwrap();
+        assert!(elsewhere.first_of(&answer, &listed.items).is_empty());
     }
 }

@@ -15,7 +15,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::discovery::Discovery;
 use serde::Deserialize;
 
-use crate::istio::config::{self, Gateway};
+use crate::istio::config::{self, Gateway, TypedSpecs};
 use crate::kube::kind::{Kind, KindInfo};
 use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
@@ -44,6 +44,8 @@ pub struct Read {
     /// `ProxyConfig`s (`networking.istio.io/v1beta1`), kept as JSON for the proxy-image and
     /// schema analyzers.
     pub proxy_configs: Vec<Located<serde_json::Value>>,
+    /// The specs of `objects`, typed as each list arrived.
+    pub typed: TypedSpecs,
 }
 
 /// Which of `groups` the server serves, and their kinds. Aggregated discovery (Kubernetes 1.26
@@ -89,14 +91,14 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         .flat_map(|group| Kind::of_group(group))
         .filter_map(guess)
         .collect();
-    let mut guessed: Vec<Option<Result<Vec<Located<ConfigObject>>, ListError>>> =
+    let mut guessed: Vec<Option<Result<TypedList, ListError>>> =
         guesses.iter().map(|_| None).collect();
     let mut early: FuturesUnordered<_> = guesses
         .iter()
         .enumerate()
         .map(|(i, resource)| {
             let origin = &origin;
-            async move { (i, list_kind(cluster, resource, namespace, origin).await) }
+            async move { (i, list_typed(cluster, resource, origin).await) }
         })
         .collect();
     // Bounded like every other request: the request timeout, the command's deadline, retries.
@@ -182,7 +184,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             lists
                 .iter()
                 .filter(|resource| guess_of(resource).is_none())
-                .map(|resource| list_kind(cluster, resource, namespace, &origin)),
+                .map(|resource| list_typed(cluster, resource, &origin)),
         ),
         proxy_configs,
         // Until every guess discovery confirmed has answered; the others are dropped with
@@ -198,7 +200,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
     )
     .await;
     let mut fresh = fresh.into_iter();
-    let results: Vec<Result<Vec<Located<ConfigObject>>, ListError>> = lists
+    let results: Vec<Result<TypedList, ListError>> = lists
         .iter()
         .map(|resource| {
             let listed = guess_of(resource).and_then(|i| guessed[i].take());
@@ -243,13 +245,21 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         }
     }
     // Sized once: thousands of objects, copied again at each growth.
-    read.objects
-        .reserve(results.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
+    read.objects.reserve(
+        results
+            .iter()
+            .map(|r| r.as_ref().map_or(0, |(items, _)| items.len()))
+            .sum(),
+    );
     for (resource, result) in lists.iter().zip(results) {
         // Every resource listed is a kind of the table (the filter above).
         let kind = table_kind(&resource.group, &resource.kind);
         match result {
-            Ok(items) => read.objects.extend(items),
+            // The specs name positions in the objects read so far (the lists' in this order).
+            Ok((items, specs)) => {
+                read.typed.append(specs);
+                read.objects.extend(items);
+            }
             Err(ListError::Denied(reason)) => {
                 if let Some(kind) = kind {
                     read.unavailable.insert(kind, reason);
@@ -304,6 +314,43 @@ fn proxy_config_json(o: ConfigObject) -> serde_json::Value {
         "metadata": serde_json::to_value(&o.metadata).unwrap_or_default(),
         "spec": o.spec,
     })
+}
+
+/// A config kind's objects, and their specs typed.
+type TypedList = (Vec<Located<ConfigObject>>, TypedSpecs);
+
+/// Lists a config kind in every namespace, and types its specs as soon as it is listed, on a
+/// thread of their own: the other lists (the Pods, most of the time) still arrive meanwhile, and
+/// the analysis waits only for the list that came last.
+async fn list_typed(
+    cluster: &Cluster,
+    resource: &ApiResource,
+    origin: &Origin,
+) -> Result<TypedList, ListError> {
+    let items = list_kind(cluster, resource, None, origin).await?;
+    if items.is_empty() {
+        return Ok((items, TypedSpecs::default()));
+    }
+    let kind = resource.kind.clone();
+    let typing = tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let specs = TypedSpecs::of(&items);
+        tracing::debug!(
+            %kind,
+            objects = items.len(),
+            us = started.elapsed().as_micros() as u64,
+            "typed a config list"
+        );
+        (items, specs)
+    });
+    match typing.await {
+        Ok(typed) => Ok(typed),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(ListError::Failed(format!(
+            "{} were listed but not typed: {e}",
+            resource.plural
+        ))),
+    }
 }
 
 async fn list_kind(

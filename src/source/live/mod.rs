@@ -21,6 +21,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::Api;
 
 use crate::error::{Error, Result};
+use crate::istio::config::TypedSpecs;
 use crate::istio::constants::ISTIO_NAMESPACE;
 use crate::kube::kind::Kind;
 use crate::kube::snapshot::{
@@ -102,7 +103,11 @@ fn located_outside_system<T: crate::kube::snapshot::Object>(
 }
 
 /// Everything `analyze` needs from one cluster, for one namespace or all of them.
-pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -> Result<Snapshot> {
+pub async fn snapshot(
+    cluster: &Cluster,
+    namespace: Option<&str>,
+    multi: bool,
+) -> Result<(Snapshot, TypedSpecs)> {
     let c = cluster;
     let ns = namespace;
     let name: Arc<str> = Arc::from(cluster.name.as_str());
@@ -173,6 +178,8 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         read_at: Some(jiff::Timestamp::now()),
         ..Snapshot::default()
     };
+    // The config's specs typed as it was read, when the config is the snapshot's.
+    let mut typed_config = TypedSpecs::default();
     let mut read_any = false;
     let mut unreachable: Option<String> = None;
     let mut failed: Option<String> = None;
@@ -269,6 +276,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
     // either way.
     if late.is_none() && unreachable.is_none() && failed.is_none() {
         snapshot.config = istio.objects;
+        typed_config = istio.typed;
         snapshot.proxy_configs = istio.proxy_configs;
         if istio.istio_absent {
             snapshot.istio_absent.push(cluster.name.clone());
@@ -331,7 +339,7 @@ pub async fn snapshot(cluster: &Cluster, namespace: Option<&str>, multi: bool) -
         )));
     }
     // What could not be listed is said once, by the caller (`warning: cannot list ...`).
-    Ok(snapshot)
+    Ok((snapshot, typed_config))
 }
 
 /// Keeps Istio's ConfigMaps of istio-system (`istio*`) and reads the mesh config (and checks the
@@ -379,7 +387,7 @@ pub fn set_config_maps(
 pub async fn snapshot_for_analyze(
     global: &Connection,
     all_namespaces: bool,
-) -> Result<(Snapshot, Option<String>)> {
+) -> Result<(Snapshot, Option<String>, TypedSpecs)> {
     let contexts: Vec<Option<&str>> = if global.context.is_empty() {
         vec![None]
     } else {
@@ -387,6 +395,7 @@ pub async fn snapshot_for_analyze(
     };
     let multi = contexts.len() > 1;
     let mut merged = Snapshot::default();
+    let mut typed = TypedSpecs::default();
     let mut first_namespace = None;
     for context in contexts {
         let cluster = connect(global, context).await?;
@@ -400,13 +409,18 @@ pub async fn snapshot_for_analyze(
             namespace = %namespace.as_deref().unwrap_or("(all)"),
             "reading cluster"
         );
-        let snapshot = snapshot(&cluster, namespace.as_deref(), multi).await?;
+        let (snapshot, specs) = snapshot(&cluster, namespace.as_deref(), multi).await?;
         for (kind, reason) in &snapshot.unavailable {
             eprintln!("warning: cannot list {kind} in {}: {reason}", cluster.name);
         }
+        // Each cluster's specs name positions in its own config, which the merged snapshot's
+        // follows the clusters' before it; any gap, and the analysis types the rest.
+        if typed.covers() == merged.config.len() && specs.covers() == snapshot.config.len() {
+            typed.append(specs);
+        }
         merged.extend(snapshot);
     }
-    Ok((merged, first_namespace))
+    Ok((merged, first_namespace, typed))
 }
 
 fn workload(
