@@ -44,10 +44,16 @@ if ! "$kubectl" get namespace team-0999 >/dev/null 2>&1; then
 fi
 objects=$("$kubectl" get pods,services,virtualservices,destinationrules,gateways.networking.istio.io,serviceentries,sidecars,authorizationpolicies -A --no-headers 2>/dev/null | wc -l)
 
+# Every timed run starts after a pause: the API server collects the garbage of a run (tens of
+# MB of JSON for the raw lists) for a fraction of a second after it, and the run after it, on
+# the same two cores, would pay for it (0.6-0.9 s instead of 0.5 in back-to-back rounds).
+pause="${BENCH_PAUSE:-1}"
+
 # One run of "$@": its wall time to the millisecond (the process's whole life, start and exit
 # included), its CPU time (user+sys) and its peak RSS (KiB).
 run_once() {
   local start end user sys rss
+  sleep "$pause"
   start=$EPOCHREALTIME
   /usr/bin/time -o "$timefile" -f '%U %S %M' "$@" >/dev/null 2>&1 || true
   end=$EPOCHREALTIME
@@ -80,6 +86,7 @@ MESH_DOCTOR_LOG="kube_client=trace" "$bin" analyze -A -o json 2>&1 >/dev/null \
 # One run of bench/raw_lists.py MODE...: wall time, requests, bytes.
 raw_once() {
   local wall requests bytes
+  sleep "$pause"
   read -r wall requests bytes <<<"$(python3 bench/raw_lists.py "$KUBECONFIG" "$paths" "$@")"
   echo "  raw $*: ${wall}s, $requests requests, $bytes bytes" >&2
   echo "$wall $requests $bytes"
@@ -168,7 +175,8 @@ mesh-doctor / istioctl wall time: **$ratio**. Measured $(date -u +%Y-%m-%d) with
 $(nproc) cores ($cpu), release build, against the local test cluster (etcd + kube-apiserver + kwok
 on the same machine) holding the objects of \`bench/gen_manifests.py\` ($objects Pods, Services and
 Istio objects listed by kubectl), mesh-doctor's runs taking turns with the raw JSON lists' (one of
-each per round), then the protobuf lists', then istioctl's. Load average
+each per round), then the protobuf lists', then istioctl's, every run after a pause of ${pause} s (the
+API server's garbage collection after a run would slow the next one). Load average
 $load_start at the start, $load_end at the end (the machine is shared with other builds). The
 findings differ in number because the two read different kinds (mesh-doctor reads Deployments as
 the pods they create, istioctl runs analyzers mesh-doctor does not have yet).

@@ -307,16 +307,26 @@ impl<'a> Config<'a> {
             specs.append(TypedSpecs::of(&objects[specs.covers..]));
         }
         let mut config = Config::default();
-        specs.attach(objects, &mut config);
+        // The Services and pods indexed on another core while the specs get their objects.
+        let gateways = !specs.gateways.is_empty();
+        let ((services, pods_by_label), ()) = crate::parallel::join(
+            || {
+                let pods = if gateways {
+                    PodsByLabel::new(snapshot)
+                } else {
+                    PodsByLabel::default()
+                };
+                (ServicesByNamespace::new(snapshot), pods)
+            },
+            || specs.attach(objects, &mut config),
+        );
+        config.services = services;
+        config.pods_by_label = pods_by_label;
         config.destination_rules_private_by_default = snapshot
             .mesh_config
             .as_ref()
             .and_then(|m| m.get("defaultDestinationRuleExportTo")?.as_array())
             .is_some_and(|a| a.iter().any(|e| e.as_str() == Some(".")));
-        config.services = ServicesByNamespace::new(snapshot);
-        if !config.gateways.is_empty() {
-            config.pods_by_label = PodsByLabel::new(snapshot);
-        }
         for (i, p) in config.peer_authentications.iter().enumerate() {
             config
                 .peer_authentications_at

@@ -74,6 +74,29 @@ async fn served_kinds(cluster: &Cluster, groups: &[&str]) -> kube::Result<Discov
 /// (exportTo, hosts two VirtualServices share, a Gateway in another namespace), so a `-n`
 /// scope limits the findings, not what is read (as istioctl does).
 pub async fn list(cluster: &Cluster, multi: bool) -> Read {
+    list_with(cluster, multi, None).await
+}
+
+/// [`list`] for the analysis: each list's specs typed as soon as it has arrived (`Read::typed`),
+/// and `rules_found` told as soon as a list of DestinationRules with objects has (the Nodes are
+/// read for them).
+pub async fn list_typed_for_analysis(
+    cluster: &Cluster,
+    multi: bool,
+    rules_found: tokio::sync::oneshot::Sender<()>,
+) -> Read {
+    list_with(
+        cluster,
+        multi,
+        Some(&std::sync::Mutex::new(Some(rules_found))),
+    )
+    .await
+}
+
+/// Who is told that DestinationRules were listed, when the lists are typed as they arrive.
+type RulesFound<'a> = Option<&'a std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>>;
+
+async fn list_with(cluster: &Cluster, multi: bool, typing: RulesFound<'_>) -> Read {
     let namespace: Option<&str> = None;
     let mut read = Read::default();
     let groups: &[&str] = config::GROUPS;
@@ -98,7 +121,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
         .enumerate()
         .map(|(i, resource)| {
             let origin = &origin;
-            async move { (i, list_typed(cluster, resource, origin).await) }
+            async move { (i, list_typed(cluster, resource, origin, typing).await) }
         })
         .collect();
     // Bounded like every other request: the request timeout, the command's deadline, retries.
@@ -184,7 +207,7 @@ pub async fn list(cluster: &Cluster, multi: bool) -> Read {
             lists
                 .iter()
                 .filter(|resource| guess_of(resource).is_none())
-                .map(|resource| list_typed(cluster, resource, &origin)),
+                .map(|resource| list_typed(cluster, resource, &origin, typing)),
         ),
         proxy_configs,
         // Until every guess discovery confirmed has answered; the others are dropped with
@@ -319,17 +342,25 @@ fn proxy_config_json(o: ConfigObject) -> serde_json::Value {
 /// A config kind's objects, and their specs typed.
 type TypedList = (Vec<Located<ConfigObject>>, TypedSpecs);
 
-/// Lists a config kind in every namespace, and types its specs as soon as it is listed, on a
-/// thread of their own: the other lists (the Pods, most of the time) still arrive meanwhile, and
-/// the analysis waits only for the list that came last.
+/// Lists a config kind in every namespace; with `typing`, types its specs as soon as it is
+/// listed, on a thread of their own: the other lists (the Pods, most of the time) still arrive
+/// meanwhile, and the analysis waits only for the list that came last.
 async fn list_typed(
     cluster: &Cluster,
     resource: &ApiResource,
     origin: &Origin,
+    typing: RulesFound<'_>,
 ) -> Result<TypedList, ListError> {
     let items = list_kind(cluster, resource, None, origin).await?;
-    if items.is_empty() {
+    let Some(rules_found) = typing.filter(|_| !items.is_empty()) else {
         return Ok((items, TypedSpecs::default()));
+    };
+    if resource.group == config::NETWORKING_GROUP
+        && resource.kind == "DestinationRule"
+        && let Some(found) = rules_found.lock().ok().and_then(|mut f| f.take())
+    {
+        // Nobody waiting is no error.
+        let _ = found.send(());
     }
     let kind = resource.kind.clone();
     let typing = tokio::task::spawn_blocking(move || {
@@ -585,16 +616,9 @@ async fn client_ca_config_maps(cluster: &Cluster, snapshot: &Snapshot, wanted: N
     }
 }
 
-/// Lists the Nodes (their labels give pods their locality) when there is a DestinationRule:
-/// `None` when there is none.
-pub async fn nodes(
-    cluster: &Cluster,
-    config: &[Located<ConfigObject>],
-) -> Option<Result<Vec<Located<Node>>, ListError>> {
-    if !config.iter().any(|c| c.object.kind == "DestinationRule") {
-        return None;
-    }
-    let listed = cluster.list_cluster::<Node>().await.map(|items| {
+/// Lists the Nodes (their labels give pods their locality, which DestinationRules read).
+pub async fn nodes(cluster: &Cluster) -> Result<Vec<Located<Node>>, ListError> {
+    cluster.list_cluster::<Node>().await.map(|items| {
         items
             .into_iter()
             .map(|mut n| {
@@ -603,8 +627,7 @@ pub async fn nodes(
                 Located::new(n)
             })
             .collect()
-    });
-    Some(listed)
+    })
 }
 
 /// Live with `-n`: the Pods and Services of the other namespaces (and the Namespaces, for the

@@ -163,11 +163,27 @@ pub async fn snapshot(
         // So are the reads that need only the config: the Nodes for DestinationRules, and with
         // `-n` the Pods and Services beyond the scope.
         async {
-            let istio = config::list(c, multi).await;
-            let (nodes, beyond) = tokio::join!(
-                config::nodes(c, &istio.objects),
-                config::beyond_scope(c, ns, &istio.objects)
-            );
+            // The Nodes as soon as the DestinationRules are listed, not after the last config
+            // list.
+            let (rules_found, rules_listed) = tokio::sync::oneshot::channel();
+            let nodes = async {
+                rules_listed.await.ok()?;
+                Some(config::nodes(c).await)
+            };
+            let config_then_beyond = async {
+                let istio = config::list_typed_for_analysis(c, multi, rules_found).await;
+                let beyond = config::beyond_scope(c, ns, &istio.objects).await;
+                (istio, beyond)
+            };
+            let ((istio, beyond), nodes) = tokio::join!(config_then_beyond, nodes);
+            // The Nodes serve the DestinationRules only: not kept when, after all, the config
+            // holds none.
+            let nodes = nodes.filter(|_| {
+                istio
+                    .objects
+                    .iter()
+                    .any(|o| o.object.kind == "DestinationRule")
+            });
             (istio, nodes, beyond)
         },
         admission::fetch(c),
