@@ -4,6 +4,7 @@ pub mod duration;
 pub mod go_duration;
 pub mod json_members;
 pub mod kube_protobuf;
+pub mod kube_protobuf_items;
 #[rustfmt::skip]
 pub mod kube_protobuf_schema;
 pub mod text;

@@ -203,7 +203,7 @@ where
         items: Vec::new(),
         at: Vec::new(),
     };
-    let mut scanner = kube_protobuf::ItemScanner::default();
+    let mut scanner = crate::formats::kube_protobuf_items::ItemScanner::default();
     let mut decoding = decode;
     let mut reserved = false;
     while let Some(frame) = body.frame().await {
