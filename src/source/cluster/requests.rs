@@ -237,7 +237,10 @@ where
                 (early.at.first(), early.at.last(), scanner.list_end())
         {
             let each = (last.end - first.start) / ITEMS_TO_ESTIMATE + 1;
-            let estimate = end.saturating_sub(first.start) / each;
+            // The envelope's length is the server's word: the room made stays bounded whatever
+            // it claims (more items than that simply grow the list).
+            let bytes = end.saturating_sub(first.start).min(LARGEST_RESERVED);
+            let estimate = (bytes / each).min(LARGEST_RESERVED / std::mem::size_of::<K>().max(1));
             early.items.reserve_exact(estimate + estimate / 8);
         }
     }
@@ -839,5 +842,17 @@ mod tests {
         };
         let listed = kube_protobuf::list(&answer).unwrap();
         assert!(elsewhere.first_of(&answer, &listed.items).is_empty());
+        // An envelope that claims 2^40 bytes, then small items: decoded, and no room made
+        // for what it claims (no overflow, no abort).
+        let mut claims = kube_protobuf::MAGIC.to_vec();
+        claims.extend([0x12, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
+        for _ in 0..40 {
+            claims.extend([0x12, 0x00]);
+        }
+        let (_, early) = super::read_decoding::<Pod, _>(arriving(vec![claims]), POD, true)
+            .await
+            .unwrap();
+        assert_eq!(early.items.len(), 40);
+        assert!(early.items.capacity() * std::mem::size_of::<Pod>() <= 2 * super::LARGEST_RESERVED);
     }
 }
