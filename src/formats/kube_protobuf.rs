@@ -810,12 +810,13 @@ impl<'de> de::Deserializer<'de> for Value<'de> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::formats::kube_protobuf_schema as schema;
     use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 
-    fn fixture(name: &str) -> Vec<u8> {
+    /// A real server's answer of `tests/fixtures/kube-protobuf/`.
+    pub(crate) fn fixture(name: &str) -> Vec<u8> {
         let path = format!(
             "{}/tests/fixtures/kube-protobuf/{name}",
             env!("CARGO_MANIFEST_DIR")

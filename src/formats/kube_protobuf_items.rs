@@ -188,14 +188,7 @@ impl ItemScanner {
 mod tests {
     use super::*;
     use crate::formats::kube_protobuf::list;
-
-    fn fixture(name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/tests/fixtures/kube-protobuf/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-    }
+    use crate::formats::kube_protobuf::tests::fixture;
 
     /// Where `list` finds each item of `body`, as positions in it.
     fn item_positions(body: &[u8]) -> Vec<std::ops::Range<usize>> {
