@@ -55,6 +55,15 @@ pub struct Located<T> {
     pub origin: Origin,
 }
 
+/// An object of a cluster's answer decoded straight into the snapshot's type, from nowhere yet
+/// (the reader sets its origin): a list of thousands of objects need not be moved into `Located`
+/// ones afterwards.
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Located<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(Located::new)
+    }
+}
+
 impl<T> Located<T> {
     pub fn new(object: T) -> Self {
         Located {

@@ -12,4 +12,4 @@ pub use connection::{
     scope_namespace,
 };
 pub use errors::{ListError, classify, flatten};
-pub use requests::{DEFAULT_CHUNK_SIZE, MAX_PAGES, TRIES};
+pub use requests::{DEFAULT_CHUNK_SIZE, MAX_PAGES, TRIES, in_place, mapped};

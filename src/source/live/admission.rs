@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ListParams};
 
-use crate::source::cluster::{Cluster, ListError};
+use crate::source::cluster::{Cluster, ListError, mapped};
 use crate::source::live::Found;
 use std::sync::Arc;
 
@@ -86,11 +86,13 @@ async fn crd_metadata(cluster: &Cluster) -> Result<Vec<CrdMeta>, ListError> {
                 let api = api.clone();
                 async move { api.list_metadata(&params).await }
             },
-            |o| {
-                Some(CrdMeta {
-                    metadata: o.metadata,
-                })
-            },
+            mapped(
+                |o: kube::core::PartialObjectMeta<CustomResourceDefinition>| {
+                    Some(CrdMeta {
+                        metadata: o.metadata,
+                    })
+                },
+            ),
         )
         .await
 }

@@ -19,7 +19,7 @@ use crate::istio::config::{self, Gateway, TypedSpecs};
 use crate::kube::kind::{Kind, KindInfo};
 use crate::kube::label_index::PodsByLabel;
 use crate::kube::snapshot::{ConfigObject, Located, Object, Origin, SecretKeys, Snapshot};
-use crate::source::cluster::{Cluster, ListError};
+use crate::source::cluster::{Cluster, ListError, mapped};
 use crate::source::live::Found;
 use futures::stream::{FuturesUnordered, StreamExt};
 
@@ -398,7 +398,7 @@ async fn list_kind(
         .paginate(
             &ListParams::default(),
             |params, early| cluster.page(&api, params, early),
-            |o: ListedConfig| {
+            mapped(|o: ListedConfig| {
                 Some(Located {
                     object: ConfigObject {
                         api_version: resource.api_version.clone(),
@@ -409,7 +409,7 @@ async fn list_kind(
                     },
                     origin: origin.clone(),
                 })
-            },
+            }),
         )
         .await
 }

@@ -92,6 +92,19 @@ where
 }
 
 /// `object` located, unless it is in one of the system namespaces.
+/// [`located_outside_system`] for an object decoded as `Located` already: its origin set, and
+/// false for an object of a system namespace.
+fn keep_outside_system<T: crate::kube::snapshot::Object>(
+    located: &mut Located<T>,
+    origin: &Origin,
+) -> bool {
+    if SYSTEM_NAMESPACES.contains(&located.object.namespace().unwrap_or("")) {
+        return false;
+    }
+    located.origin = origin.clone();
+    true
+}
+
 fn located_outside_system<T: crate::kube::snapshot::Object>(
     object: T,
     origin: &Origin,
@@ -144,8 +157,10 @@ pub async fn snapshot(
                 None => c.list_cluster::<Namespace>().await,
             }
         },
-        c.list_kept(ns, |o: Pod| located_outside_system(o, &origin)),
-        c.list_kept(ns, |o: Service| located_outside_system(o, &origin)),
+        c.list_located(ns, |o: &mut Located<Pod>| keep_outside_system(o, &origin)),
+        c.list_located(ns, |o: &mut Located<Service>| keep_outside_system(
+            o, &origin
+        )),
         c.list::<Deployment>(ns),
         c.list::<StatefulSet>(ns),
         c.list::<DaemonSet>(ns),
