@@ -35,10 +35,16 @@ impl Report {
     /// Sorts as istioctl does and drops exact duplicates.
     pub fn sort_and_dedup(&mut self) {
         // Each finding's line made once, for the sort and the de-duplication.
-        let mut lined: Vec<(String, Finding)> = std::mem::take(&mut self.findings)
+        let lined: Vec<(String, Finding)> = std::mem::take(&mut self.findings)
             .into_iter()
             .map(|f| (f.plain_line(), f))
             .collect();
+        self.set_sorted(lined);
+    }
+
+    /// [`Report::sort_and_dedup`] of findings whose lines ([`Finding::plain_line`]) were made
+    /// already (by the analyzers' threads), in place of the report's findings.
+    pub fn set_sorted(&mut self, mut lined: Vec<(String, Finding)>) {
         lined.sort_by(|(la, a), (lb, b)| a.compare(la, b, lb));
         lined.dedup_by(|(la, _), (lb, _)| la == lb);
         self.findings = lined.into_iter().map(|(_, f)| f).collect();

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::findings::Finding;
 use crate::findings::messages::Level;
 use crate::output::coverage::{Coverage, CoverageMessage};
-use crate::output::json::document;
+use crate::output::json::document_of_array;
 use crate::output::style::Styles;
 
 /// The output formats of `analyze`.
@@ -40,7 +40,7 @@ pub fn render(
 ) -> String {
     match format {
         Format::Text | Format::Log => log(findings, styles, show_cluster),
-        Format::Json => document(&items(findings, show_cluster, coverage)),
+        Format::Json => document_of_array(&items(findings, show_cluster, coverage)),
         Format::Yaml => crate::formats::yaml_write::to_string(
             &serde_json::to_value(items(findings, show_cluster, coverage)).unwrap_or_default(),
         ),
@@ -187,12 +187,23 @@ impl<'a> FindingJson<'a> {
     }
 }
 
-/// One item of the JSON and YAML arrays: a finding, then what the findings do not cover.
-#[derive(Serialize)]
-#[serde(untagged)]
+/// One item of the JSON and YAML arrays: a finding (with whether its cluster is shown), then
+/// what the findings do not cover. A finding becomes its [`FindingJson`] as it is written, on
+/// the thread that writes it.
 enum Item<'a> {
-    Finding(FindingJson<'a>),
+    Finding(&'a Finding, bool),
     Coverage(CoverageMessage<'a>),
+}
+
+impl Serialize for Item<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Item::Finding(f, show_cluster) => {
+                FindingJson::of(f, *show_cluster).serialize(serializer)
+            }
+            Item::Coverage(c) => c.serialize(serializer),
+        }
+    }
 }
 
 fn items<'a>(
@@ -202,7 +213,7 @@ fn items<'a>(
 ) -> Vec<Item<'a>> {
     let mut items: Vec<Item> = findings
         .iter()
-        .map(|f| Item::Finding(FindingJson::of(f, show_cluster)))
+        .map(|f| Item::Finding(f, show_cluster))
         .collect();
     items.extend(coverage.messages().into_iter().map(Item::Coverage));
     items

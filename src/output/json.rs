@@ -16,9 +16,59 @@ pub fn document(value: &impl Serialize) -> String {
     text
 }
 
+/// [`document`] of an array, its items rendered on all cores: the same text, byte for byte, as
+/// the array rendered whole. (`analyze -A -o json` on the benchmark cluster prints 4,000
+/// findings, 2.7 MB: 8-10 ms on one core after the analysis.)
+pub fn document_of_array<T: Serialize + Sync>(items: &[T]) -> String {
+    if items.is_empty() {
+        return document(&items);
+    }
+    let parts = crate::parallel::map(&crate::parallel::parts(items, ITEMS_PER_PART), |_, part| {
+        let mut text = String::new();
+        for (i, item) in part.iter().enumerate() {
+            if i > 0 {
+                text.push_str(",\n");
+            }
+            // An item's own lines, one level deeper: a newline in the text of a pretty JSON
+            // value is always between two tokens (strings escape theirs).
+            text.push_str("  ");
+            text.push_str(&pretty_json(item).replace('\n', "\n  "));
+        }
+        text
+    });
+    let mut text = String::with_capacity(parts.iter().map(|p| p.len() + 2).sum::<usize>() + 4);
+    text.push_str("[\n");
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            text.push_str(",\n");
+        }
+        text.push_str(part);
+    }
+    text.push_str("\n]\n");
+    text
+}
+
+/// Below this many items per thread, [`document_of_array`] renders on fewer threads.
+const ITEMS_PER_PART: usize = 500;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_array_rendered_in_parts_is_the_array_rendered_whole() {
+        let item = |i: usize| {
+            serde_json::json!({
+                "code": format!("IST{i:04}"),
+                "message": "two\nlines, \"quoted\" and {braces} [brackets]",
+                "nested": {"list": [i, {"deeper": []}], "empty": {}},
+            })
+        };
+        for n in [0, 1, 2, 499, 500, 501, 1000, 2345] {
+            let items: Vec<serde_json::Value> = (0..n).map(item).collect();
+            assert_eq!(document_of_array(&items), document(&items), "{n} items");
+        }
+    }
 
     #[test]
     fn two_spaces_and_a_newline() {
