@@ -161,13 +161,29 @@ pub async fn snapshot(
         c.list_located(ns, |o: &mut Located<Service>| keep_outside_system(
             o, &origin
         )),
-        c.list::<Deployment>(ns),
-        c.list::<StatefulSet>(ns),
-        c.list::<DaemonSet>(ns),
-        c.list::<CronJob>(ns),
+        // Workloads made and located page by page as they come (a Deployment's template is
+        // most of it: not moved once more after the last list).
+        c.list_kept(ns, |d: Deployment| located_outside_system(
+            from_deployment(d),
+            &origin
+        )),
+        c.list_kept(ns, |d: StatefulSet| located_outside_system(
+            from_statefulset(d),
+            &origin
+        )),
+        c.list_kept(ns, |d: DaemonSet| located_outside_system(
+            from_daemonset(d),
+            &origin
+        )),
+        c.list_kept(ns, |d: CronJob| located_outside_system(
+            from_cronjob(d),
+            &origin
+        )),
         c.list_cluster::<MutatingWebhookConfiguration>(),
         c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
-        c.list::<Deployment>(Some(ISTIO_NAMESPACE)),
+        c.list_kept(Some(ISTIO_NAMESPACE), |d: Deployment| {
+            located_outside_system(from_deployment(d), &origin)
+        }),
         c.list::<Service>(Some(ISTIO_NAMESPACE)),
         c.list::<PodDisruptionBudget>(Some(ISTIO_NAMESPACE)),
         c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
@@ -258,24 +274,19 @@ pub async fn snapshot(
     take!(pods, Kind::Pods, |items| snapshot.pods = items);
     take!(services, Kind::Services, |items| snapshot.services = items);
     let mut workloads = Vec::new();
-    take!(deployments, Kind::Deployments, |items| workloads
-        .extend(items.into_iter().map(from_deployment)));
+    take!(deployments, Kind::Deployments, |items| workloads = items);
     take!(statefulsets, Kind::StatefulSets, |items| workloads
-        .extend(items.into_iter().map(from_statefulset)));
+        .extend(items));
     take!(daemonsets, Kind::DaemonSets, |items| workloads
-        .extend(items.into_iter().map(from_daemonset)));
-    take!(cronjobs, Kind::CronJobs, |items| workloads
-        .extend(items.into_iter().map(from_cronjob)));
+        .extend(items));
+    take!(cronjobs, Kind::CronJobs, |items| workloads.extend(items));
     // istiod's Deployments are needed even when the scope is another namespace.
     take!(istio_deployments, Kind::Deployments, |items| {
         if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
-            workloads.extend(items.into_iter().map(from_deployment));
+            workloads.extend(items);
         }
     });
-    snapshot.workloads = workloads
-        .into_iter()
-        .filter_map(|w| located_outside_system(w, &origin))
-        .collect();
+    snapshot.workloads = workloads;
     // And the Services the injection webhooks call (control-plane checks).
     take!(istio_services, Kind::Services, |items| {
         if ns.is_some_and(|n| n != ISTIO_NAMESPACE) {
