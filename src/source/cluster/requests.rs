@@ -874,7 +874,7 @@ mod tests {
     #[test]
     fn pages_are_gathered_mapped_or_in_place() {
         let mut mapped_list: Vec<String> = Vec::new();
-        let mut gather = super::mapped(|n: u32| (n % 3 != 0).then(|| n.to_string()));
+        let mut gather = super::mapped(|n: u32| (!n.is_multiple_of(3)).then(|| n.to_string()));
         gather(&mut mapped_list, vec![1, 2, 3], 4);
         gather(&mut mapped_list, vec![4, 5, 6, 7], 0);
         assert_eq!(mapped_list, ["1", "2", "4", "5", "7"]);
@@ -882,7 +882,7 @@ mod tests {
         let mut kept: Vec<u32> = Vec::new();
         let mut gather = super::in_place(|n: &mut u32| {
             *n *= 10;
-            *n % 30 != 0
+            !n.is_multiple_of(30)
         });
         let first = vec![1, 2, 3];
         let first_at = first.as_ptr();
