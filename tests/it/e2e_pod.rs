@@ -612,7 +612,13 @@ fn proxy_without_istiod_is_waiting_with_the_causes_checked() {
     assert_eq!(admin["serverInfo"]["ok"]["state"], "PRE_INITIALIZING");
     assert_eq!(admin["ready"]["ok"]["status"], 503);
     assert_eq!(admin["health"]["ok"]["status"], 503);
-    assert_eq!(admin["stats"]["ok"]["connectedState"], 0);
+    // Envoy sets control_plane.connected_state to 1 when it starts an xDS stream, before the
+    // connection is refused, and back to 0 when it is: a read during a retry can see 1 (a CI
+    // run did). Read, either way.
+    assert!(
+        matches!(admin["stats"]["ok"]["connectedState"].as_u64(), Some(0 | 1)),
+        "{admin}"
+    );
     assert!(
         admin["via"].as_str().unwrap().contains("port-forward"),
         "{admin}"
