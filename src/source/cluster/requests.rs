@@ -445,6 +445,17 @@ impl Cluster {
         self.paginate_kept(api, params.clone(), Some).await
     }
 
+    /// The API of a namespaced kind in a scope: one namespace, or all (`None`).
+    fn api_in<K>(&self, namespace: Option<&str>) -> Api<K>
+    where
+        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        }
+    }
+
     /// Lists every object of a kind in a scope as [`Cluster::list`], turned by `keep` into what is
     /// kept (or dropped) page by page, as each page comes: thousands of Pods are not moved once
     /// more after the last page.
@@ -457,11 +468,8 @@ impl Cluster {
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
-        let api: Api<K> = match namespace {
-            Some(ns) => Api::namespaced(self.client.clone(), ns),
-            None => Api::all(self.client.clone()),
-        };
-        self.paginate_kept(api, ListParams::default(), keep).await
+        self.paginate_kept(self.api_in(namespace), ListParams::default(), keep)
+            .await
     }
 
     /// Lists every object of a kind in a scope as [`Cluster::list`], decoded straight into the
@@ -478,10 +486,7 @@ impl Cluster {
         K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
     {
-        let api: Api<K> = match namespace {
-            Some(ns) => Api::namespaced(self.client.clone(), ns),
-            None => Api::all(self.client.clone()),
-        };
+        let api = self.api_in::<K>(namespace);
         self.paginate(
             &ListParams::default(),
             |params, early| self.page::<K, Located<K>>(&api, params, early),
