@@ -1313,6 +1313,40 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn waiting_proxy_read_while_it_retries_is_not_called_connected() {
+        // Envoy sets control_plane.connected_state to 1 when it starts each new xDS stream, before
+        // the connection is refused: a read in that moment sees 1 with the failures counted.
+        let pod = pod("web-wait", Some(waiting_status()), true);
+        let mut admin = admin_waiting(refused_15021());
+        if let Probed::Ok(stats) = &mut admin.stats {
+            stats.connected_state = Some(1);
+        }
+        let probe = ProbeResult {
+            admin,
+            logs: logs(Some("A_stderr.txt"), None),
+        };
+        let d = diagnose(&pod, &good_context(), Some(&probe));
+        assert_eq!(d.verdict.kind, VerdictKind::WaitingForControlPlane);
+        assert_eq!(
+            d.findings[0].message,
+            "The sidecar of pod shop/web-wait is running but has no configuration from istiod: state PRE_INITIALIZING, 15021 not ready (connection refused), not connected to istiod yet: 7 xDS stream(s) failed, a new one started (control_plane.connected_state 1)"
+        );
+        assert!(
+            d.evidence.iter().any(|e| e.text
+                == "control_plane.connected_state 1 (not connected to istiod yet: 7 xDS stream(s) failed, a new one started)"),
+            "{:?}",
+            d.evidence
+        );
+        assert!(
+            !d.evidence
+                .iter()
+                .any(|e| e.text.contains("(connected to istiod")),
+            "{:?}",
+            d.evidence
+        );
+    }
+
+    #[test]
     fn waiting_with_503_on_15021_and_nothing_wrong_around_it() {
         let pod = pod("web-wait", Some(waiting_status()), true);
         let health = Probed::Ok(parse_readiness(503, ""));
@@ -1497,7 +1531,8 @@ pub(crate) mod tests {
         // A LIVE proxy connected to istiod that refused two cluster updates.
         let mut stats = parse_stats(&fixture("A_stats_diagnosis_filter.json")).unwrap();
         stats.connected_state = Some(1);
-        stats.cds.as_mut().unwrap().rejected = 2;
+        let cds = stats.cds.as_mut().unwrap();
+        (cds.success, cds.failure, cds.rejected) = (1, 0, 2);
         admin.stats = Probed::Ok(stats);
         let probe = ProbeResult {
             admin,

@@ -3,6 +3,7 @@
 //! waiting for istiod.
 
 use super::*;
+use crate::envoy::admin::XdsStream;
 use crate::envoy::logs;
 use crate::formats::duration::human_duration;
 use crate::kube::init;
@@ -645,17 +646,14 @@ impl<'a> Builder<'a> {
             Probed::Skipped(_) => {}
         }
         if let Probed::Ok(stats) = &admin.stats {
-            if let Some(state) = stats.connected_state {
+            if let (Some(state), Some(stream)) = (stats.connected_state, stats.stream()) {
+                let meaning = match stream {
+                    XdsStream::Closed => "no xDS stream to istiod".to_string(),
+                    stream => stream.describe(),
+                };
                 self.evidence.push(evidence(
                     "stats",
-                    format!(
-                        "control_plane.connected_state {state} ({})",
-                        if state == 1 {
-                            "connected to istiod"
-                        } else {
-                            "no xDS stream to istiod"
-                        }
-                    ),
+                    format!("control_plane.connected_state {state} ({meaning})"),
                 ));
             }
             for (name, counters) in [("CDS", &stats.cds), ("LDS", &stats.lds)] {
@@ -714,12 +712,17 @@ impl<'a> Builder<'a> {
                 _ => {}
             }
             if let Some(stats) = a.stats.ok() {
-                match stats.connected_state {
-                    Some(0) => parts.push(
+                match stats.stream() {
+                    Some(XdsStream::Closed) => parts.push(
                         "not connected to istiod (control_plane.connected_state 0)".to_string(),
                     ),
-                    Some(_) => parts
-                        .push("connected to istiod but no configuration applied yet".to_string()),
+                    Some(XdsStream::Connected) => parts.push(
+                        "connected to istiod, its configuration not complete yet".to_string(),
+                    ),
+                    Some(stream) => parts.push(format!(
+                        "{} (control_plane.connected_state 1)",
+                        stream.describe()
+                    )),
                     None => {}
                 }
             }

@@ -195,8 +195,10 @@ pub struct UpdateCounters {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct XdsStats {
-    /// `control_plane.connected_state`: 1 while the ADS stream to the management server is up.
-    /// `None` when Envoy has no ADS at all (a static bootstrap).
+    /// `control_plane.connected_state`: 1 from the moment Envoy *starts* an ADS stream (before
+    /// the connection is made) until the stream closes, 0 otherwise; read it through
+    /// [`XdsStats::stream`]. `None` when Envoy has no ADS at all (a static bootstrap) or when the
+    /// stat is left out (Istio's inclusion list).
     pub connected_state: Option<u64>,
     pub cds: Option<UpdateCounters>,
     pub lds: Option<UpdateCounters>,
@@ -205,9 +207,88 @@ pub struct XdsStats {
     pub server_state: Option<u64>,
 }
 
+/// The ADS stream to istiod, as `control_plane.connected_state` and the update counters tell
+/// it together.
+///
+/// Envoy sets the gauge to 1 when it starts a stream, before the connection is made, and back to
+/// 0 when the stream is refused or closes (`GrpcStream::establishNewStream`). A proxy that cannot
+/// reach istiod reads 1 for a moment at each retry, so 1 alone does not mean "connected": the
+/// counters tell the rest (each failed or closed stream adds one `update_failure` to every
+/// subscription; each accepted update one `update_success`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XdsStream {
+    /// Gauge 0: no stream.
+    Closed,
+    /// Gauge 1, no stream ever failed and configuration came: connected.
+    Connected,
+    /// Gauge 1, no stream ever failed, nothing accepted yet: the first stream is being made or
+    /// waits for istiod's first answer.
+    Opening,
+    /// Gauge 1 after `failures` failed streams: a new one started. With configuration accepted
+    /// before (`applied`), the proxy is connected again or reconnecting; without, it retries.
+    Retrying { failures: u64, applied: bool },
+}
+
+impl XdsStream {
+    /// `Some(true)` when connected for sure, `Some(false)` when not, `None` when a stream has
+    /// started but the stats cannot tell whether it is up.
+    pub fn connected(self) -> Option<bool> {
+        match self {
+            XdsStream::Closed => Some(false),
+            XdsStream::Connected => Some(true),
+            XdsStream::Opening | XdsStream::Retrying { .. } => None,
+        }
+    }
+
+    /// What the stream's state means, in a few words.
+    pub fn describe(self) -> String {
+        match self {
+            XdsStream::Closed => "not connected to istiod".to_string(),
+            XdsStream::Connected => "connected to istiod".to_string(),
+            XdsStream::Opening => {
+                "an xDS stream to istiod started, nothing received from it yet".to_string()
+            }
+            XdsStream::Retrying {
+                failures,
+                applied: false,
+            } => format!(
+                "not connected to istiod yet: {failures} xDS stream(s) failed, a new one started"
+            ),
+            XdsStream::Retrying {
+                failures,
+                applied: true,
+            } => format!(
+                "connected to istiod or reconnecting: {failures} xDS stream(s) failed before, a new one started"
+            ),
+        }
+    }
+}
+
 impl XdsStats {
+    /// The ADS stream's state; `None` when `control_plane.connected_state` is not in the stats.
+    pub fn stream(&self) -> Option<XdsStream> {
+        let state = self.connected_state?;
+        if state != 1 {
+            return Some(XdsStream::Closed);
+        }
+        let counters = [self.cds.as_ref(), self.lds.as_ref()];
+        let failures = counters
+            .iter()
+            .flatten()
+            .map(|c| c.failure)
+            .max()
+            .unwrap_or(0);
+        let applied = counters.iter().flatten().any(|c| c.success > 0);
+        Some(match (failures, applied) {
+            (0, true) => XdsStream::Connected,
+            (0, false) => XdsStream::Opening,
+            (failures, applied) => XdsStream::Retrying { failures, applied },
+        })
+    }
+
+    /// Connected for sure (`Some(true)`), not connected (`Some(false)`), or not known.
     pub fn connected(&self) -> Option<bool> {
-        self.connected_state.map(|s| s == 1)
+        self.stream().and_then(XdsStream::connected)
     }
 
     pub fn rejected(&self) -> u64 {
@@ -358,13 +439,12 @@ impl BootstrapInfo {
 /// The static cluster through which Istio's bootstrap fetches certificates (SDS).
 pub const SDS_CLUSTER: &str = "sds-grpc";
 
-/// How the proxy gets its configuration, from `/stats` and the bootstrap: connected or not when
+/// How the proxy gets its configuration, from `/stats` and the bootstrap: the stream's state when
 /// `control_plane.connected_state` is there; Istio's bootstrap leaves `control_plane.*` out of
 /// Envoy's stats (its inclusion list), so then the bootstrap's ADS cluster tells.
 pub fn xds_source(stats: &XdsStats, bootstrap: Option<&BootstrapInfo>) -> String {
-    match (stats.connected(), bootstrap) {
-        (Some(true), _) => "connected to istiod".to_string(),
-        (Some(false), _) => "not connected to istiod".to_string(),
+    match (stats.stream(), bootstrap) {
+        (Some(stream), _) => stream.describe(),
         (None, Some(b)) => match (&b.ads_cluster, b.ads_socket()) {
             (Some(cluster), Some(socket)) => format!(
                 "ADS via pilot-agent's local xDS proxy to istiod ({cluster} -> unix:{socket}); the stream's state is not in Envoy's stats"
@@ -800,6 +880,52 @@ mod tests {
         assert_eq!((lds.attempt, lds.success), (0, 0));
         assert_eq!(stats.workers_started, Some(0));
         assert_eq!(stats.rejected(), 0);
+    }
+
+    #[test]
+    fn connected_state_1_is_read_with_the_update_counters() {
+        // The capture of a proxy whose istiod is unreachable: gauge 0, CDS failed 7 times.
+        let waiting = parse_stats(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/envoy/A_stats.json"
+        )))
+        .unwrap();
+        assert_eq!(waiting.stream(), Some(XdsStream::Closed));
+        assert_eq!(xds_source(&waiting, None), "not connected to istiod");
+        // The same proxy read while Envoy starts its next attempt: the gauge is 1 before the
+        // connection is refused. Not connected, and not said to be.
+        let mut retrying = waiting.clone();
+        retrying.connected_state = Some(1);
+        assert_eq!(
+            retrying.stream(),
+            Some(XdsStream::Retrying {
+                failures: 7,
+                applied: false
+            })
+        );
+        assert_eq!(retrying.connected(), None);
+        assert_eq!(
+            xds_source(&retrying, None),
+            "not connected to istiod yet: 7 xDS stream(s) failed, a new one started"
+        );
+        // A first stream that has not answered yet, then one that has.
+        let mut opening = retrying.clone();
+        opening.cds.as_mut().unwrap().failure = 0;
+        assert_eq!(opening.stream(), Some(XdsStream::Opening));
+        assert_eq!(opening.connected(), None);
+        let mut connected = opening.clone();
+        connected.cds.as_mut().unwrap().success = 1;
+        assert_eq!(connected.stream(), Some(XdsStream::Connected));
+        assert_eq!(connected.connected(), Some(true));
+        assert_eq!(xds_source(&connected, None), "connected to istiod");
+        // Configuration came once, streams failed since: connected again or reconnecting.
+        let mut again = retrying.clone();
+        again.cds.as_mut().unwrap().success = 3;
+        assert_eq!(
+            xds_source(&again, None),
+            "connected to istiod or reconnecting: 7 xDS stream(s) failed before, a new one started"
+        );
+        assert_eq!(again.connected(), None);
     }
 
     #[test]
