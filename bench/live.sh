@@ -105,19 +105,39 @@ raw() {
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 # mesh-doctor and the raw JSON lists it is compared with take turns, one run of each per round,
 # so that both meet the API server in the same state (its garbage collector slows one run in
-# two or three, whichever it is).
+# two or three, whichever it is). The order turns too, from one round to the next: the run after
+# a raw JSON list (tens of MB of garbage on the server) is the slow one, and no contestant should
+# always be it.
 ours_wall="" ours_cpu="" ours_rss=0 raw_whole="" raw_pages=""
-for _ in $(seq "$runs"); do
+ours_walls=() raw_walls=()
+ours_turn() {
   read -r wall cpu rss <<<"$(run_once "$bin" analyze -A -o json)"
   echo "  $bin: ${wall}s wall, ${cpu}s CPU, ${rss} KiB" >&2
+  ours_walls+=("$wall")
   ours_wall=$(smaller "$wall" "$ours_wall")
   ours_cpu=$(smaller "$cpu" "$ours_cpu")
   if (( rss > ours_rss )); then ours_rss=$rss; fi
+}
+whole_turn() {
   read -r wall whole_requests raw_bytes <<<"$(raw_once whole)"
+  raw_walls+=("$wall")
   raw_whole=$(smaller "$wall" "$raw_whole")
+}
+pages_turn() {
   read -r wall pages_requests _ <<<"$(raw_once pages 5000)"
+  raw_walls+=("$wall")
   raw_pages=$(smaller "$wall" "$raw_pages")
+}
+turns=(ours_turn whole_turn pages_turn)
+for round in $(seq 0 $((runs - 1))); do
+  for i in 0 1 2; do
+    "${turns[$(((round + i) % 3))]}"
+  done
 done
+# The median of some numbers.
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END{print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+ours_median=$(median "${ours_walls[@]}")
+raw_median=$(median "${raw_walls[@]}")
 # Right after mesh-doctor's runs, before istioctl's leave the server busy.
 # The request timeline of one run (-vv): from the first request to the last page listed.
 "$bin" analyze -A -o json -vv 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' >target/bench-live-timeline.txt || true
@@ -151,6 +171,7 @@ raw_best=$(awk "BEGIN{print ($raw_whole < $raw_pages) ? $raw_whole : $raw_pages}
 ratio_raw=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $raw_best}")
 pb_best=$(awk "BEGIN{print ($pb_whole < $pb_pages) ? $pb_whole : $pb_pages}")
 ratio_pb=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $pb_best}")
+ratio_median=$(awk "BEGIN{printf \"%.2f\", $ours_median / $raw_median}")
 ours_findings=$("$bin" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
 theirs_findings=$("$istioctl" analyze -A -o json 2>/dev/null | grep -c '"code"' || true)
 ratio=$(awk "BEGIN{printf \"%.2f\", $ours_wall / $theirs_wall}")
@@ -167,6 +188,7 @@ report=$(cat <<MD
 | the same, in pages of 5,000 (\`RAW_PROTOBUF=... bench/raw_lists.py pages 5000\`) | $runs | ${pb_pages} s | | | |
 
 mesh-doctor / raw parallel lists wall time (the faster of the two JSON rows): **$ratio_raw** (issue 28's target: 1.2);
+median against median (mesh-doctor's $runs runs, ${ours_median} s; the $((2 * runs)) raw JSON runs of both rows, ${raw_median} s): **$ratio_median**;
 against the faster of the two rows in mesh-doctor's own encodings: **$ratio_pb**. In one \`-vv\` run,
 its reads took ${read_span} s from the first request to the last page, and the analysis ${analysis_span} s after it (the request timeline:
 \`listed a page\` lines with the kind, page, items and milliseconds).
@@ -175,7 +197,7 @@ mesh-doctor / istioctl wall time: **$ratio**. Measured $(date -u +%Y-%m-%d) with
 $(nproc) cores ($cpu), release build, against the local test cluster (etcd + kube-apiserver + kwok
 on the same machine) holding the objects of \`bench/gen_manifests.py\` ($objects Pods, Services and
 Istio objects listed by kubectl), mesh-doctor's runs taking turns with the raw JSON lists' (one of
-each per round), then the protobuf lists', then istioctl's, every run after a pause of ${pause} s (the
+each per round, the order turning from round to round), then the protobuf lists', then istioctl's, every run after a pause of ${pause} s (the
 API server's garbage collection after a run would slow the next one). Load average
 $load_start at the start, $load_end at the end (the machine is shared with other builds). The
 findings differ in number because the two read different kinds (mesh-doctor reads Deployments as
