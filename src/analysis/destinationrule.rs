@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use super::Input;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
-use crate::istio::config::host::ServiceHosts;
 use crate::kube::label_index::LabelIndex;
 use crate::kube::snapshot::Object;
 
@@ -114,7 +113,7 @@ fn node_label_sets(
 }
 
 pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
-    let hosts = ServiceHosts::new(input.snapshot, &input.config);
+    let hosts = input.service_hosts();
     // The labels of the pods and of the pods workloads will create, as they are: what a subset
     // that names no label Istio adds from the node is matched against, indexed by label (one
     // lookup per subset, never a scan of every pod per subset).
@@ -160,7 +159,7 @@ pub fn subset_select_pods(input: &Input, out: &mut Vec<Finding>) {
             continue;
         };
         for subset in &dr.spec.subsets {
-            let mut selector = target.workload_selector.cloned().unwrap_or_default();
+            let mut selector = target.workload_selector.clone().unwrap_or_default();
             selector.extend(subset.labels.clone());
             let matched = if names_node_label(&selector) {
                 with_node().any_match(&selector)

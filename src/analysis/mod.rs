@@ -58,6 +58,7 @@ pub mod webhook;
 use crate::findings::messages::{self, MessageType};
 use crate::findings::report;
 use crate::findings::{Finding, Report};
+use crate::istio::config::host::ServiceHosts;
 use crate::istio::config::{Config, TypedSpecs};
 use crate::istio::dataplane::BackendIndex;
 use crate::kube::kind::{CRD_KINDS, Kind};
@@ -72,6 +73,8 @@ pub struct Input<'a> {
     backends: std::sync::OnceLock<BackendIndex<'a>>,
     /// The Namespaces by name, made by the first check that asks ([`Input::namespaces`]).
     namespaces: std::sync::OnceLock<NamespacesByName<'a>>,
+    /// Istio's service host map, made by the first check that asks ([`Input::service_hosts`]).
+    service_hosts: std::sync::OnceLock<ServiceHosts>,
 }
 
 impl<'a> Input<'a> {
@@ -86,6 +89,7 @@ impl<'a> Input<'a> {
             config,
             backends: std::sync::OnceLock::new(),
             namespaces: std::sync::OnceLock::new(),
+            service_hosts: std::sync::OnceLock::new(),
         }
     }
 
@@ -94,6 +98,13 @@ impl<'a> Input<'a> {
     pub fn backends(&self) -> &BackendIndex<'a> {
         self.backends
             .get_or_init(|| BackendIndex::of(self.snapshot))
+    }
+
+    /// Istio's service host map of the snapshot's Services and ServiceEntries: made once, by the
+    /// first check that asks.
+    pub fn service_hosts(&self) -> &ServiceHosts {
+        self.service_hosts
+            .get_or_init(|| ServiceHosts::new(self.snapshot, &self.config))
     }
 
     /// The snapshot's Namespaces by name: made once, by the first check that asks.

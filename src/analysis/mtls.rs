@@ -20,7 +20,8 @@ use crate::findings::{Finding, ResourceRef};
 use crate::istio::dataplane::{Backend as Server, Dataplane, root_namespace, target_port};
 use crate::istio::destination_rules::{Client, selector};
 use crate::istio::mtls::{
-    ServerMode, client_namespaces, client_tls_among, rule_hosts, rules_for, server_mode,
+    ServerMode, client_namespaces, destination_rule_among, rule_hosts, rules_for, server_mode,
+    tls_for_port,
 };
 use crate::kube::snapshot::Object;
 
@@ -59,6 +60,11 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             }
         }
         let private = config.destination_rules_private_by_default;
+        // Each client's merged rule for the host, the same for every port.
+        let merged: Vec<_> = clients
+            .iter()
+            .map(|asking| destination_rule_among(&matching, root, *asking, &fqdn, private))
+            .collect();
         for port in svc
             .object
             .spec
@@ -68,9 +74,8 @@ pub fn analyze(input: &Input, out: &mut Vec<Finding>) {
             let Ok(service_port) = u32::try_from(port.port) else {
                 continue;
             };
-            for asking in &clients {
-                let client =
-                    client_tls_among(&matching, root, *asking, &fqdn, service_port, private);
+            for merged in &merged {
+                let client = tls_for_port(merged.as_ref(), service_port);
                 let (Some(mode), Some(rule)) = (client.mode.as_deref(), client.rule) else {
                     continue;
                 };

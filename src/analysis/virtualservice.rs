@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::Input;
 use crate::findings::messages;
 use crate::findings::{Finding, ResourceRef};
-use crate::istio::config::host::{self, EXPORT_ALL, EXPORT_LOCAL, ServiceHosts, ServiceTarget};
+use crate::istio::config::host::{self, EXPORT_ALL, EXPORT_LOCAL, ServiceTarget};
 use crate::istio::config::{Destination, Typed, VirtualService};
 use crate::kube::selector::labels_match;
 use crate::kube::snapshot::Object;
@@ -125,7 +125,7 @@ fn mirror_destinations(vs: &VirtualService) -> Vec<RouteDestination<'_>> {
 
 /// `virtualservice.DestinationHostAnalyzer`.
 pub fn destination_hosts(input: &Input, out: &mut Vec<Finding>) {
-    let hosts = ServiceHosts::new(input.snapshot, &input.config);
+    let hosts = input.service_hosts();
     let services = &input.config.virtual_services;
     // Host -> the VirtualServices with a subset route to that host, one of their own hosts
     // (for IST0140; Istio compares the host strings as written).

@@ -449,9 +449,17 @@ pub fn client_tls_among<'c, 'a>(
     port: u32,
     default_private: bool,
 ) -> ClientDecision<'c, 'a> {
-    let Some(merged) =
-        destination_rule_among(matching, root_namespace, client, fqdn, default_private)
-    else {
+    tls_for_port(
+        destination_rule_among(matching, root_namespace, client, fqdn, default_private).as_ref(),
+        port,
+    )
+}
+
+/// The TLS mode a client whose merged DestinationRule for the host is `merged` (from
+/// [`destination_rule_among`], which does not depend on the port) uses for `port` (the Service
+/// port): an analysis over every port of a Service merges the rules once per client.
+pub fn tls_for_port<'c, 'a>(merged: Option<&Merged<'c, 'a>>, port: u32) -> ClientDecision<'c, 'a> {
+    let Some(merged) = merged else {
         return ClientDecision {
             mode: None,
             rule: None,

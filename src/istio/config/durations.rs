@@ -150,6 +150,21 @@ fn steps_of(kind: &str) -> &'static [Step] {
         .map_or(&[], |(_, steps)| steps.as_slice())
 }
 
+/// A member of a JSON object by either of its names: a scan of the small objects specs are
+/// made of (comparing a few keys costs less than hashing one), the map's index for the others.
+fn member<'v>(
+    object: &'v serde_json::Map<String, Value>,
+    name: &str,
+    snake: &str,
+) -> Option<&'v Value> {
+    if object.len() <= 8 {
+        let named = |wanted: &str| object.iter().find(|(k, _)| *k == wanted).map(|(_, v)| v);
+        named(name).or_else(|| named(snake))
+    } else {
+        object.get(name).or_else(|| object.get(snake))
+    }
+}
+
 /// The first Duration of the spec that Go's `time.ParseDuration` refuses, as Istio's reader
 /// says it (`bad Duration: time: ...`): of the paths in their order, the first that has one,
 /// and on it the first in the spec's order.
@@ -161,7 +176,7 @@ pub fn refused(kind: &str, spec: &Value) -> Option<String> {
             return;
         };
         for step in steps {
-            let Some(child) = object.get(&step.name).or_else(|| object.get(&step.snake)) else {
+            let Some(child) = member(object, &step.name, &step.snake) else {
                 continue;
             };
             let items = if step.list {

@@ -70,21 +70,21 @@ pub fn names_for_namespace<'h>(hosts: &'h [String], namespace: &str) -> Vec<&'h 
 
 /// A service a destination can name: a ServiceEntry, or a Kubernetes Service seen as one.
 #[derive(Clone, Debug)]
-pub struct ServiceTarget<'a> {
+pub struct ServiceTarget {
     /// The ports (number, protocol).
     pub ports: Vec<(u32, String)>,
-    pub workload_selector: Option<&'a super::Labels>,
+    pub workload_selector: Option<super::Labels>,
 }
 
-impl<'a> ServiceTarget<'a> {
-    fn of_entry(entry: &'a ServiceEntry) -> Self {
+impl ServiceTarget {
+    fn of_entry(entry: &ServiceEntry) -> Self {
         ServiceTarget {
             ports: entry
                 .ports
                 .iter()
                 .map(|p: &ServicePort| (p.number, p.protocol.clone()))
                 .collect(),
-            workload_selector: entry.workload_selector.as_ref().map(|w| &w.labels),
+            workload_selector: entry.workload_selector.as_ref().map(|w| w.labels.clone()),
         }
     }
 }
@@ -92,18 +92,20 @@ impl<'a> ServiceTarget<'a> {
 /// Istio's service-entry host map (`InitServiceEntryHostMap`): `(scope, fqdn)` -> service, where
 /// the scope is a namespace or `*`. Kubernetes Services are in it as ServiceEntries with the
 /// visibility of their `networking.istio.io/exportTo` annotation. Exact hosts are looked up by
-/// key; wildcard hosts are kept apart so a lookup never scans the whole map.
+/// key; wildcard hosts are kept apart so a lookup never scans the whole map. It owns what it
+/// holds, so that the analysis makes it once for every analyzer that asks (`Input`).
 #[derive(Debug, Default)]
-pub struct ServiceHosts<'a> {
-    exact: HashMap<(String, String), ServiceTarget<'a>>,
-    wildcards: Vec<(String, String, ServiceTarget<'a>)>,
+pub struct ServiceHosts {
+    /// FQDN -> (scope, service), one entry per scope.
+    exact: HashMap<String, Vec<(String, ServiceTarget)>>,
+    wildcards: Vec<(String, String, ServiceTarget)>,
 }
 
 /// The annotation that limits where a Service is visible.
 pub const EXPORT_TO_ANNOTATION: &str = "networking.istio.io/exportTo";
 
-impl<'a> ServiceHosts<'a> {
-    pub fn new(snapshot: &'a Snapshot, config: &'a Config<'_>) -> Self {
+impl ServiceHosts {
+    pub fn new(snapshot: &Snapshot, config: &Config<'_>) -> Self {
         let mut map = ServiceHosts::default();
         for se in &config.service_entries {
             let ns = se.namespace();
@@ -162,20 +164,25 @@ impl<'a> ServiceHosts<'a> {
         map
     }
 
-    fn insert(&mut self, scope: &str, namespace: &str, host: &str, target: ServiceTarget<'a>) {
+    fn insert(&mut self, scope: &str, namespace: &str, host: &str, target: ServiceTarget) {
         let fqdn = to_fqdn(namespace, host);
         if fqdn.starts_with('*') {
             self.wildcards
                 .retain(|(s, h, _)| !(s == scope && *h == fqdn));
             self.wildcards.push((scope.to_string(), fqdn, target));
         } else {
-            self.exact.insert((scope.to_string(), fqdn), target);
+            let scopes = self.exact.entry(fqdn).or_default();
+            match scopes.iter_mut().find(|(s, _)| s == scope) {
+                Some((_, held)) => *held = target,
+                None => scopes.push((scope.to_string(), target)),
+            }
         }
     }
 
-    fn get(&self, scope: &str, fqdn: &str) -> Option<&ServiceTarget<'a>> {
+    fn get(&self, scope: &str, fqdn: &str) -> Option<&ServiceTarget> {
         self.exact
-            .get(&(scope.to_string(), fqdn.to_string()))
+            .get(fqdn)
+            .and_then(|scopes| scopes.iter().find(|(s, _)| s == scope).map(|(_, t)| t))
             .or_else(|| {
                 self.wildcards
                     .iter()
@@ -191,7 +198,7 @@ impl<'a> ServiceHosts<'a> {
         namespace: &str,
         export_to: &[String],
         host: &str,
-    ) -> Option<&ServiceTarget<'a>> {
+    ) -> Option<&ServiceTarget> {
         let fqdn = to_fqdn(namespace, host);
         if let Some(t) = self.get(EXPORT_ALL, &fqdn) {
             return Some(t);
