@@ -106,6 +106,47 @@ pub fn kube_protobuf(data: &[u8]) {
     }
     // The bytes as one object too, without the envelope.
     let _ = kube_protobuf::decode::<Pod>(data, protobuf_schema::POD);
+    streamed_items(data);
+}
+
+/// The scanner that finds a protobuf list's items while the answer arrives, fed the bytes in
+/// pieces (their sizes taken from the bytes themselves, so that libFuzzer varies them too): each
+/// item it says is complete lies within what has arrived (the live read decodes those bytes at
+/// once), and, for an answer the whole-list reader accepts, its items are the first of that
+/// reader's, at the same places (else the early decoding is wasted, not wrong).
+fn streamed_items(data: &[u8]) {
+    use mesh_doctor::formats::kube_protobuf_items::ItemScanner;
+    let mut scanner = ItemScanner::default();
+    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut arrived = 0;
+    let mut step = 0;
+    while arrived < data.len() {
+        let piece = 1 + usize::from(data[step % data.len()]) * 7;
+        step += 1;
+        arrived = (arrived + piece).min(data.len());
+        for item in scanner.complete_items(&data[..arrived]) {
+            assert!(
+                item.start <= item.end && item.end <= arrived,
+                "item {item:?} beyond the {arrived} bytes arrived"
+            );
+            found.push(item);
+        }
+    }
+    if let Ok(list) = kube_protobuf::list(data) {
+        let base = data.as_ptr() as usize;
+        let whole: Vec<std::ops::Range<usize>> = list
+            .items
+            .iter()
+            .map(|item| {
+                let start = item.as_ptr() as usize - base;
+                start..start + item.len()
+            })
+            .collect();
+        assert!(
+            whole.starts_with(&found),
+            "the scanner's items {found:?} are not the first of the list's {whole:?}"
+        );
+    }
 }
 
 /// The Envoy / pilot-agent log signature matcher and its line helpers.
