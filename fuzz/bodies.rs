@@ -113,7 +113,9 @@ pub fn kube_protobuf(data: &[u8]) {
 /// pieces (their sizes taken from the bytes themselves, so that libFuzzer varies them too): each
 /// item it says is complete lies within what has arrived (the live read decodes those bytes at
 /// once), and, for an answer the whole-list reader accepts, its items are the first of that
-/// reader's, at the same places (else the early decoding is wasted, not wrong).
+/// reader's, at the same places (else the early decoding is wasted, not wrong). An envelope with
+/// two `raw` fields is the exception: the scanner reads the first, the reader the last
+/// (protobuf's rule for a field given twice), and the live read then drops the early items.
 fn streamed_items(data: &[u8]) {
     use mesh_doctor::formats::kube_protobuf_items::ItemScanner;
     let mut scanner = ItemScanner::default();
@@ -132,8 +134,16 @@ fn streamed_items(data: &[u8]) {
             found.push(item);
         }
     }
-    if let Ok(list) = kube_protobuf::list(data) {
+    if let (Ok(list), Ok(raw)) = (kube_protobuf::list(data), kube_protobuf::object(data)) {
         let base = data.as_ptr() as usize;
+        let raw_start = raw.as_ptr() as usize - base;
+        let in_raw = raw_start..raw_start + raw.len();
+        if !found
+            .iter()
+            .all(|item| in_raw.contains(&item.start) && item.end <= in_raw.end)
+        {
+            return;
+        }
         let whole: Vec<std::ops::Range<usize>> = list
             .items
             .iter()

@@ -92,6 +92,15 @@ fn kube_protobuf_on_its_seeds() {
     );
 }
 
+/// What the fuzzer found on 2026-12-07: a list whose envelope gives `raw` twice (the streaming
+/// scanner reads the first, the whole-list reader the last). Kept so the check stays right.
+#[test]
+fn kube_protobuf_on_an_envelope_with_two_raw_fields() {
+    bodies::kube_protobuf(include_bytes!(
+        "../fixtures/fuzz-found/kube_protobuf-two-raw-fields.bin"
+    ));
+}
+
 #[test]
 fn log_matcher_on_its_seeds() {
     let stderr = |n: &str| n.contains("stderr") && n.ends_with(".txt");
