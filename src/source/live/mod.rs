@@ -115,6 +115,27 @@ fn located_outside_system<T: crate::kube::snapshot::Object>(
     })
 }
 
+/// The workloads of one kind in a scope, outside the system namespaces: each made (`make`) and
+/// located page by page as its list comes (a Deployment's template is most of it: not moved once
+/// more after the last list).
+async fn workloads<K>(
+    c: &Cluster,
+    namespace: Option<&str>,
+    origin: &Origin,
+    make: fn(K) -> Workload,
+) -> std::result::Result<Vec<Located<Workload>>, ListError>
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    c.list_kept(namespace, |k: K| located_outside_system(make(k), origin))
+        .await
+}
+
 /// Everything `analyze` needs from one cluster, for one namespace or all of them.
 pub async fn snapshot(
     cluster: &Cluster,
@@ -161,29 +182,13 @@ pub async fn snapshot(
         c.list_located(ns, |o: &mut Located<Service>| keep_outside_system(
             o, &origin
         )),
-        // Workloads made and located page by page as they come (a Deployment's template is
-        // most of it: not moved once more after the last list).
-        c.list_kept(ns, |d: Deployment| located_outside_system(
-            from_deployment(d),
-            &origin
-        )),
-        c.list_kept(ns, |d: StatefulSet| located_outside_system(
-            from_statefulset(d),
-            &origin
-        )),
-        c.list_kept(ns, |d: DaemonSet| located_outside_system(
-            from_daemonset(d),
-            &origin
-        )),
-        c.list_kept(ns, |d: CronJob| located_outside_system(
-            from_cronjob(d),
-            &origin
-        )),
+        workloads(c, ns, &origin, from_deployment),
+        workloads(c, ns, &origin, from_statefulset),
+        workloads(c, ns, &origin, from_daemonset),
+        workloads(c, ns, &origin, from_cronjob),
         c.list_cluster::<MutatingWebhookConfiguration>(),
         c.list::<ConfigMap>(Some(ISTIO_NAMESPACE)),
-        c.list_kept(Some(ISTIO_NAMESPACE), |d: Deployment| {
-            located_outside_system(from_deployment(d), &origin)
-        }),
+        workloads(c, Some(ISTIO_NAMESPACE), &origin, from_deployment),
         c.list::<Service>(Some(ISTIO_NAMESPACE)),
         c.list::<PodDisruptionBudget>(Some(ISTIO_NAMESPACE)),
         c.list::<EndpointSlice>(Some(ISTIO_NAMESPACE)),
