@@ -214,6 +214,7 @@ where
     let mut scanner = crate::formats::kube_protobuf_items::ItemScanner::default();
     let mut decoding = decode;
     let mut reserved = false;
+    let mut estimated = false;
     while let Some(frame) = body.frame().await {
         let Ok(data) = frame?.into_data() else {
             continue;
@@ -238,18 +239,22 @@ where
             answer.reserve_exact(end.saturating_sub(answer.len()).min(LARGEST_RESERVED));
             reserved = true;
         }
-        // A page of Pods is megabytes: its items are reserved once, from the first ones' size.
-        if early.items.len() == ITEMS_TO_ESTIMATE
-            && early.items.capacity() < 2 * ITEMS_TO_ESTIMATE
+        // A page of Pods is megabytes: its items are reserved once, from the first ones' size
+        // (a frame brings several items: the count passes the threshold, it seldom lands on it).
+        if !estimated
+            && early.items.len() >= ITEMS_TO_ESTIMATE
             && let (Some(first), Some(last), Some(end)) =
                 (early.at.first(), early.at.last(), scanner.list_end())
         {
-            let each = (last.end - first.start) / ITEMS_TO_ESTIMATE + 1;
+            estimated = true;
+            let each = (last.end - first.start) / early.at.len() + 1;
             // The envelope's length is the server's word: the room made stays bounded whatever
             // it claims (more items than that simply grow the list).
             let bytes = end.saturating_sub(first.start).min(LARGEST_RESERVED);
             let estimate = (bytes / each).min(LARGEST_RESERVED / std::mem::size_of::<K>().max(1));
-            early.items.reserve_exact(estimate + estimate / 8);
+            early
+                .items
+                .reserve_exact((estimate + estimate / 8).saturating_sub(early.items.len()));
         }
     }
     Ok((answer, early))
