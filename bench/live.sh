@@ -77,10 +77,10 @@ measure() {
   echo "$best_wall $best_cpu $best_rss"
 }
 
-# The lists mesh-doctor makes, from its own trace (kube's client logs every request's URL):
+# The lists mesh-doctor makes, from its own trace (its client logs every request's URL):
 # the reference fetches the same paths raw.
 paths=target/bench-live-paths.txt
-MESH_DOCTOR_LOG="kube_client=trace" "$bin" analyze -A -o json 2>&1 >/dev/null \
+MESH_DOCTOR_LOG="mesh_doctor::source::cluster=trace" "$bin" analyze -A -o json 2>&1 >/dev/null \
   | sed 's/\x1b\[[0-9;]*m//g' | grep -o 'url=[^ ]*' | sed -E 's|^url=https?://[^/]+||; s|\?.*$||' \
   | awk -F/ '($2 == "api" && NF >= 4) || ($2 == "apis" && NF >= 5)' | sort -u >"$paths" || true  # analyze exits 79: findings
 # One run of bench/raw_lists.py MODE...: wall time, requests, bytes.

@@ -232,7 +232,7 @@ pub async fn probe_pod(cluster: &Cluster, pod: &Pod, options: &ProbeOptions) -> 
             }
         } else {
             let transport =
-                PortForward::new(cluster.client.clone(), &namespace, &name, options.limits);
+                PortForward::new(cluster.upgrades.clone(), &namespace, &name, options.limits);
             probe_admin(&AdminClient::new(transport)).await
         }
     };

@@ -228,7 +228,7 @@ async fn live_bootstrap(
     } else {
         let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
         let name = pod.metadata.name.as_deref().unwrap_or_default();
-        let transport = PortForward::new(cluster.client.clone(), namespace, name, limits);
+        let transport = PortForward::new(cluster.upgrades.clone(), namespace, name, limits);
         fetch(&transport, admin_port, &path).await
     }
 }

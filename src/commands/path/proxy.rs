@@ -48,7 +48,7 @@ pub async fn read(cluster: &Cluster, pod: &Pod, wanted: &[String]) -> ProxyView 
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let client = AdminClient::new(PortForward::new(
-        cluster.client.clone(),
+        cluster.upgrades.clone(),
         &namespace,
         &name,
         Limits::default(),
@@ -186,7 +186,7 @@ pub const MAX_SERVERS: usize = 4;
 /// Reads the inbound listener and the RBAC counters of one server pod's Envoy.
 pub async fn read_server(cluster: &Cluster, namespace: &str, pod: &str) -> ServerView {
     let client = AdminClient::new(PortForward::new(
-        cluster.client.clone(),
+        cluster.upgrades.clone(),
         namespace,
         pod,
         Limits::default(),

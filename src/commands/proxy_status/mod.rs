@@ -677,7 +677,7 @@ async fn istiods_in_cluster(
     let answers = futures::future::join_all(running.iter().map(|pod| async move {
         let name = pod.name().to_string();
         let transport = PortForward::new(
-            cluster.client.clone(),
+            cluster.upgrades.clone(),
             &args.istio_namespace,
             &name,
             limits(args.istiod_timeout),
@@ -747,7 +747,7 @@ async fn probe_rows(
         targets,
         usize::from(args.concurrency),
         |(i, ns, pod, ip)| {
-            let client = cluster.client.clone();
+            let client = cluster.upgrades.clone();
             async move {
                 let state = if direct {
                     match ip {

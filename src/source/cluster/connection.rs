@@ -16,7 +16,11 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// A connected cluster.
 #[derive(Clone)]
 pub struct Cluster {
+    /// Every request but upgrades: over HTTP/2 where the server speaks it, all on one
+    /// connection (`multiplexed`).
     pub client: Client,
+    /// The HTTP/1.1 client the port-forwards (WebSocket upgrades) need.
+    pub upgrades: Client,
     /// The kubeconfig context (or "in-cluster").
     pub name: String,
     pub server: String,
@@ -193,6 +197,9 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
     config.connect_timeout = Some(backstop);
     config.read_timeout = Some(backstop);
     config.write_timeout = Some(backstop);
+    // The read timeout counts from the last request written, not from the last byte read: an
+    // HTTP/2 connection idle in the pool for a while is not timed out by the next answer.
+    config.reset_reader_on_write = true;
     // Throttling and unavailability are retried here, a few times and within the deadlines, so
     // the message can say so (kube's own policy retries 15 times, with waits up to 1000s).
     config.default_retry = false;
@@ -214,12 +221,14 @@ pub async fn connect(global: &Connection, context: Option<&str>) -> Result<Clust
         .map(str::to_string)
         .or_else(|| current_context(global))
         .unwrap_or_else(|| "in-cluster".to_string());
-    let client = super::retry_after::build_client(config).map_err(|e| Error::Unreachable {
-        server: server.clone(),
-        message: e.to_string(),
-    })?;
+    let (client, upgrades) =
+        super::retry_after::build_clients(config).map_err(|e| Error::Unreachable {
+            server: server.clone(),
+            message: e.to_string(),
+        })?;
     Ok(Cluster {
         client,
+        upgrades,
         name,
         server,
         default_namespace,

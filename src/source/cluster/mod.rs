@@ -4,6 +4,7 @@
 
 pub mod connection;
 pub mod errors;
+mod multiplexed;
 pub mod requests;
 mod retry_after;
 

@@ -16,10 +16,24 @@ use serde_json::Value;
 const MAX_STATUS_BODY: usize = 64 * 1024;
 
 /// The client, with the layer that carries `Retry-After` into the Status body.
-pub fn build_client(config: kube::Config) -> kube::Result<kube::Client> {
-    let builder = ClientBuilder::try_from(config)?;
+/// Two, both with the layer: the one for requests, over HTTP/2 where the server speaks it
+/// (`super::multiplexed`), and kube's own HTTP/1.1 client for upgrades (port-forward). With a
+/// proxy configured both are kube's (which says which proxies this build supports).
+pub fn build_clients(config: kube::Config) -> kube::Result<(kube::Client, kube::Client)> {
     let layer = tower::util::AndThenLayer::new(carry_retry_after);
-    Ok(builder.with_layer(&layer).build())
+    let upgrades = ClientBuilder::try_from(config.clone())?
+        .with_layer(&layer)
+        .build();
+    if config.proxy_url.is_some() {
+        return Ok((upgrades.clone(), upgrades));
+    }
+    let requests = ClientBuilder::new(
+        super::multiplexed::service(&config)?,
+        config.default_namespace.clone(),
+    )
+    .with_layer(&layer)
+    .build();
+    Ok((requests, upgrades))
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
