@@ -11,3 +11,15 @@ pub fn stdout(text: &str) -> std::io::Result<()> {
         _ => Ok(()),
     }
 }
+
+/// Writes a result to stdout as `write` produces it, buffered, and flushes it: for documents too
+/// large to hold twice (the whole text beside what it is written from).
+pub fn stdout_with(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
+        _ => Ok(()),
+    }
+}

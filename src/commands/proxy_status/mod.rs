@@ -185,12 +185,13 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
     let colored = global.color.enabled(Stream::Stdout);
     let verbose = args.types || args.proxy.is_some();
     let text = match args.output {
-        Format::Json => {
-            crate::output::json::document(&render::json_value(&report, now, &args.fail_on))
-        }
-        Format::Yaml => {
-            crate::formats::yaml_write::to_string(&render::json_value(&report, now, &args.fail_on))
-        }
+        // Written as it is serialized: 22 MB of text for 10,000 proxies.
+        Format::Json => None,
+        Format::Yaml => Some(crate::formats::yaml_write::to_string(&render::json_value(
+            &report,
+            now,
+            &args.fail_on,
+        ))),
         Format::Text | Format::Wide => {
             let options = TableOptions {
                 verbose,
@@ -204,10 +205,14 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
                     text.push_str(&render::details(row, &options));
                 }
             }
-            text
+            Some(text)
         }
     };
-    write::stdout(&text).map_err(Error::Output)?;
+    match text {
+        Some(text) => write::stdout(&text),
+        None => write::stdout_with(|out| render::write_json(out, &report, now, &args.fail_on)),
+    }
+    .map_err(Error::Output)?;
 
     let failing: Vec<&status::Row> = report.failing(&args.fail_on).collect();
     if failing.is_empty() {
