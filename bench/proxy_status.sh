@@ -56,7 +56,7 @@ for n in 1000 10000; do
   syncz="$dir/syncz-$n.json" pods="$dir/pods-$n.json"
   ssize=$(du -h "$syncz" | cut -f1) psize=$(du -h "$pods" | cut -f1)
   lines=$("$bin" proxy-status --syncz-file "$syncz" --pods-file "$pods" 2>/dev/null | wc -l || true)
-  for variant in "text:-o text" "text --types:-o text --types" "json:-o json" "text, syncz only:-o text"; do
+  for variant in "text:-o text" "text --types:-o text --types" "json:-o json" "yaml:-o yaml" "text, syncz only:-o text"; do
     label=${variant%%:*} flags=${variant#*:}
     extra=(--pods-file "$pods")
     [[ "$label" == "text, syncz only" ]] && extra=()

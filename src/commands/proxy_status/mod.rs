@@ -184,14 +184,14 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
 
     let colored = global.color.enabled(Stream::Stdout);
     let verbose = args.types || args.proxy.is_some();
-    let text = match args.output {
-        // Written as it is serialized: 22 MB of text for 10,000 proxies.
-        Format::Json => None,
-        Format::Yaml => Some(crate::formats::yaml_write::to_string(&render::json_value(
-            &report,
-            now,
-            &args.fail_on,
-        ))),
+    // The documents are written as they are serialized (22 MB of JSON for 10,000 proxies).
+    match args.output {
+        Format::Json => {
+            write::stdout_with(|out| render::write_json(out, &report, now, &args.fail_on))
+        }
+        Format::Yaml => {
+            write::stdout_with(|out| render::write_yaml(out, &report, now, &args.fail_on))
+        }
         Format::Text | Format::Wide => {
             let options = TableOptions {
                 verbose,
@@ -205,12 +205,8 @@ pub async fn run(global: &Global, args: Request) -> Result<u8> {
                     text.push_str(&render::details(row, &options));
                 }
             }
-            Some(text)
+            write::stdout(&text)
         }
-    };
-    match text {
-        Some(text) => write::stdout(&text),
-        None => write::stdout_with(|out| render::write_json(out, &report, now, &args.fail_on)),
     }
     .map_err(Error::Output)?;
 
