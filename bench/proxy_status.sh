@@ -80,8 +80,7 @@ report=$(cat <<MD
 |---|---|---|---|---|
 ${rows}
 Measured $(date -u +%Y-%m-%d) with \`bench/proxy_status.sh\` ($runs runs each) on $(nproc) cores ($cpu),
-release build, output to /dev/null; load average $load_start at the start, $load_end at the end (the
-machine is shared: other builds were running)${MESH_DOCTOR_BASELINE_BIN:+; the baseline build is ${MESH_DOCTOR_BASELINE_NAME:-\`$MESH_DOCTOR_BASELINE_BIN\`}}. Input: the syncz answer of a real istiod
+release build, output to /dev/null; load average $load_start at the start, $load_end at the end${MESH_DOCTOR_BASELINE_BIN:+; the baseline build is ${MESH_DOCTOR_BASELINE_NAME:-\`$MESH_DOCTOR_BASELINE_BIN\`}}. Input: the syncz answer of a real istiod
 (\`tests/fixtures/syncz/\`) scaled up by \`bench/gen_syncz.py\`: per 100 proxies 97 SYNCED, 2 STALE,
 1 ERROR, one pod each plus 2% crash-looping sidecar pods no istiod knows, read with
 \`--syncz-file\`/\`--pods-file\` (parsing, merging and rendering; no network).
