@@ -5,11 +5,7 @@ use std::io::Write;
 
 /// Writes the whole result to stdout and flushes it.
 pub fn stdout(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
-        _ => Ok(()),
-    }
+    stdout_with(|out| out.write_all(text.as_bytes()))
 }
 
 /// Writes a result to stdout as `write` produces it, buffered, and flushes it: for documents too

@@ -476,8 +476,9 @@ pub fn write_yaml(
     use crate::formats::yaml_write;
     let mut without_rows = report_json(report, now, fail_on);
     let rows = std::mem::take(&mut without_rows.proxies);
-    let Value::Object(entries) = serde_json::to_value(without_rows).unwrap_or_default() else {
-        return Ok(());
+    let entries = match serde_json::to_value(without_rows).unwrap_or_default() {
+        Value::Object(entries) => entries,
+        other => return out.write_all(yaml_write::to_string(&other).as_bytes()),
     };
     for (key, value) in entries {
         if key == "proxies" && !rows.is_empty() {
@@ -755,27 +756,28 @@ mod tests {
         };
         let fail_on = [FailOn::Error, FailOn::Disconnected];
         let value = json_value(&report, now(), &fail_on);
-        // `-o json` is written without the value; the text is the same.
-        let mut written = Vec::new();
-        write_json(&mut written, &report, now(), &fail_on).unwrap();
+        // `-o json` and `-o yaml` are written without the value; the text is the same.
+        type Writer =
+            fn(&mut dyn std::io::Write, &Report, jiff::Timestamp, &[FailOn]) -> std::io::Result<()>;
+        let written = |write: Writer, report: &Report| {
+            let mut out = Vec::new();
+            write(&mut out, report, now(), &fail_on).unwrap();
+            String::from_utf8(out).unwrap()
+        };
         assert_eq!(
-            String::from_utf8(written).unwrap(),
+            written(write_json, &report),
             crate::output::json::document(&value)
         );
-        let mut written = Vec::new();
-        write_yaml(&mut written, &report, now(), &fail_on).unwrap();
         assert_eq!(
-            String::from_utf8(written).unwrap(),
+            written(write_yaml, &report),
             crate::formats::yaml_write::to_string(&value)
         );
         let no_rows = Report {
             istiods: report.istiods.clone(),
             ..Report::default()
         };
-        let mut written = Vec::new();
-        write_yaml(&mut written, &no_rows, now(), &fail_on).unwrap();
         assert_eq!(
-            String::from_utf8(written).unwrap(),
+            written(write_yaml, &no_rows),
             crate::formats::yaml_write::to_string(&json_value(&no_rows, now(), &fail_on))
         );
         insta::assert_snapshot!(
